@@ -1,0 +1,62 @@
+// swift-tools-version: 6.2
+// Wehe for Swift: replay traces, statistics, results, server and client for traffic-differentiation tests.
+// Layers and their rules are described in ARCHITECTURE.md and checked by Tests/ArchitectureTests.
+import PackageDescription
+
+/// Settings for every first-party target: Swift 6 mode comes from the tools version; warnings are errors in our
+/// code (not in dependencies).
+let strict: [SwiftSetting] = [
+    .treatAllWarnings(as: .error),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "wehe-swift",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "WeheClient", targets: ["WeheCore", "WeheWire"]),
+        .executable(name: "wehe", targets: ["wehe"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+    ],
+    targets: [
+        // layer 0
+        .target(name: "WeheCore", exclude: ["README.md"], swiftSettings: strict),
+        .target(name: "WeheStatistics", exclude: ["README.md"], swiftSettings: strict),
+        // layer 1
+        .target(name: "WeheWire", dependencies: ["WeheCore"], exclude: ["README.md"], swiftSettings: strict),
+        .target(
+            name: "WeheAnalysis",
+            dependencies: ["WeheCore", "WeheStatistics"],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
+        // layer 4
+        .executableTarget(
+            name: "wehe",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheAnalysis",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "wehe-bench",
+            dependencies: ["WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis"],
+            path: "Benchmarks/wehe-bench",
+            swiftSettings: strict
+        ),
+        // tests
+        .testTarget(name: "WeheCoreTests", dependencies: ["WeheCore"], swiftSettings: strict),
+        .testTarget(name: "WeheWireTests", dependencies: ["WeheCore", "WeheWire"], swiftSettings: strict),
+        .testTarget(name: "WeheStatisticsTests", dependencies: ["WeheStatistics"], swiftSettings: strict),
+        .testTarget(
+            name: "WeheAnalysisTests",
+            dependencies: ["WeheCore", "WeheStatistics", "WeheAnalysis"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "ArchitectureTests", swiftSettings: strict),
+        .testTarget(name: "WeheCLITests", dependencies: ["WeheCore"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,3 @@
+import WeheCore
+/// Verdict logic (placeholder namespace until filled).
+public enum WeheAnalysis {}

@@ -1,0 +1,3 @@
+import WeheCore
+/// Byte formats (placeholder namespace until filled).
+public enum WeheWire {}
