@@ -1,3 +1,0 @@
-import WeheCore
-/// Byte formats (placeholder namespace until filled).
-public enum WeheWire {}

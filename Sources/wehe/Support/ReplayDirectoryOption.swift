@@ -1,0 +1,38 @@
+import ArgumentParser
+import WeheWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `--replays <dir>`, shared by every command that reads traces.
+struct ReplayDirectoryOption: ParsableArguments {
+    @Option(
+        name: .customLong("replays"),
+        help: ArgumentHelp(
+            "Directory of replay traces and their catalog.",
+            discussion: "Default: $WEHE_REPLAYS, else ~/.local/share/wehe/replays, else ./replays, else ../shared/replays."
+        )
+    )
+    var directory: String?
+
+    /// The directory to use, by the documented order of preference.
+    func resolved() throws -> String {
+        if let directory { return directory }
+        var candidates: [String] = []
+        if let fromEnvironment = getenv("WEHE_REPLAYS").map({ String(cString: $0) }), !fromEnvironment.isEmpty {
+            return fromEnvironment
+        }
+        if let home = getenv("HOME").map({ String(cString: $0) }) {
+            candidates.append(home + "/.local/share/wehe/replays")
+        }
+        candidates += ["replays", "../shared/replays"]
+        if let found = candidates.first(where: { ReplayLibrary.isDirectory($0) }) { return found }
+        throw CLIError(
+            code: .missingInput,
+            "no replay directory found (tried \(candidates.joined(separator: ", "))); pass --replays <dir>"
+        )
+    }
+}

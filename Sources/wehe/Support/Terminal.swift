@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Small helpers for terminal output.
+enum Terminal {
+    /// Writes a line to standard error.
+    static func printError(_ line: String) {
+        let text = line + "\n"
+        _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    }
+
+    /// Whether standard output is a terminal (then colours and live progress are used).
+    static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+
+    /// Renders rows as a left-aligned text table with a header rule.
+    static func table(header: [String], rows: [[String]], rightAligned: Set<Int> = []) -> String {
+        var widths = header.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], cell.count)
+            }
+        }
+        func render(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                let padding = String(repeating: " ", count: max(0, widths[index] - cell.count))
+                return rightAligned.contains(index) ? padding + cell : cell + padding
+            }.joined(separator: "  ").trimmingTrailingSpaces()
+        }
+        var lines = [render(header), widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")]
+        lines += rows.map(render)
+        return lines.joined(separator: "\n")
+    }
+
+    /// Formats a byte count as B / kB / MB (decimal units).
+    static func bytes(_ count: Int) -> String {
+        if count >= 1_000_000 { return format(Double(count) / 1_000_000, decimals: 2) + " MB" }
+        if count >= 1_000 { return format(Double(count) / 1_000, decimals: 1) + " kB" }
+        return "\(count) B"
+    }
+
+    /// Fixed-point formatting without Foundation.
+    static func format(_ value: Double, decimals: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let rounded = (abs(value) * scale).rounded()
+        let integer = Int(rounded / scale)
+        let fraction = Int(rounded - Double(integer) * scale)
+        let sign = value < 0 && rounded != 0 ? "-" : ""
+        guard decimals > 0 else { return sign + String(integer) }
+        let fractionText = String(fraction)
+        return sign + String(integer) + "." + String(repeating: "0", count: decimals - fractionText.count) + fractionText
+    }
+}
+
+extension String {
+    func trimmingTrailingSpaces() -> String {
+        var copy = self
+        while copy.last == " " { copy.removeLast() }
+        return copy
+    }
+}
