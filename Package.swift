@@ -32,6 +32,13 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strict
         ),
+        // layer 3
+        .target(
+            name: "WeheTestKit",
+            dependencies: ["WeheCore", "WeheWire"],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         // layer 4
         .executableTarget(
             name: "wehe",
@@ -48,15 +55,15 @@ let package = Package(
             swiftSettings: strict
         ),
         // tests
-        .testTarget(name: "WeheCoreTests", dependencies: ["WeheCore"], swiftSettings: strict),
-        .testTarget(name: "WeheWireTests", dependencies: ["WeheCore", "WeheWire"], swiftSettings: strict),
+        .testTarget(name: "WeheCoreTests", dependencies: ["WeheCore", "WeheTestKit"], swiftSettings: strict),
+        .testTarget(name: "WeheWireTests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit"], swiftSettings: strict),
         .testTarget(name: "WeheStatisticsTests", dependencies: ["WeheStatistics"], swiftSettings: strict),
         .testTarget(
             name: "WeheAnalysisTests",
             dependencies: ["WeheCore", "WeheStatistics", "WeheAnalysis"],
             swiftSettings: strict
         ),
-        .testTarget(name: "ArchitectureTests", swiftSettings: strict),
-        .testTarget(name: "WeheCLITests", dependencies: ["WeheCore"], swiftSettings: strict),
+        .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),
+        .testTarget(name: "WeheCLITests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit"], swiftSettings: strict),
     ]
 )

@@ -93,7 +93,7 @@ public struct CatalogDecoder: Sendable {
                 default: .other
                 }
             }
-        let image = isPort ? "port" + String(replayFile.split(separator: "_").dropFirst().first ?? "") : icon
+        let image = isPort ? "port" + Self.portNumber(inReplayFile: replayFile) : icon
         let id = isPort ? image + (isLarge ? "l" : "s") : image
         let control = try optionalString(app, "randomReplayFile", index: index)
         if !isPort, control == nil {
@@ -112,6 +112,13 @@ public struct CatalogDecoder: Sendable {
             englishOnly: try flag(app, "englishOnly", index: index),
             hidden: try flag(app, "hidden", index: index)
         )
+    }
+
+    /// `port_8081.pcap_client_all` → `8081`; `port_853_large` → `853`.
+    static func portNumber(inReplayFile file: String) -> String {
+        let stem = file.split(separator: ".").first.map(String.init) ?? file
+        let parts = stem.split(separator: "_")
+        return parts.first { !$0.isEmpty && $0.allSatisfy(\.isNumber) }.map(String.init) ?? stem
     }
 
     static func withJSONExtension(_ name: String) -> String {
