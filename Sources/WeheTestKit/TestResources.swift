@@ -71,3 +71,22 @@ extension TestResources {
         return ftruncate(descriptor, off_t(size)) == 0
     }
 }
+
+extension TestResources {
+    /// Path of a product built next to the running test binary (`swift build --build-tests` builds both into the
+    /// same directory), e.g. `builtProduct("wehe")`.
+    public static func builtProduct(_ name: String) -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        var directory = packageRoot + "/.build/debug"
+        if count > 0 {
+            let exe = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let slash = exe.lastIndex(of: "/") { directory = String(exe[..<slash]) }
+            // The test binary may sit inside an .xctest bundle directory.
+            if directory.hasSuffix(".xctest"), let slash = directory.lastIndex(of: "/") {
+                directory = String(directory[..<slash])
+            }
+        }
+        return directory + "/" + name
+    }
+}
