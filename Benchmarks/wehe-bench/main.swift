@@ -1,1 +1,23 @@
-print("wehe-bench")
+// wehe-bench: prints speed figures. Not a test: nothing here asserts a time. Build in release:
+//   swift run -c release wehe-bench replays [dir]
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let suite = arguments.first ?? "help"
+let rest = Array(arguments.dropFirst())
+
+switch suite {
+case "replays":
+    runReplayBenchmarks(directory: rest.first ?? "../shared/replays")
+default:
+    print(
+        """
+        usage: wehe-bench <suite> [options]
+          replays [dir]      load + validate a replay directory and its largest trace
+        """
+    )
+}
