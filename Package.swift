@@ -56,7 +56,8 @@ let package = Package(
         ),
         // tests
         .testTarget(name: "WeheCoreTests", dependencies: ["WeheCore", "WeheTestKit"], swiftSettings: strict),
-        .testTarget(name: "WeheWireTests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit"], swiftSettings: strict),
+        .testTarget(
+            name: "WeheWireTests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit"], swiftSettings: strict),
         .testTarget(name: "WeheStatisticsTests", dependencies: ["WeheStatistics"], swiftSettings: strict),
         .testTarget(
             name: "WeheAnalysisTests",
@@ -64,6 +65,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),
-        .testTarget(name: "WeheCLITests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit"], swiftSettings: strict),
+        .testTarget(
+            name: "WeheCLITests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit"], swiftSettings: strict),
     ]
 )

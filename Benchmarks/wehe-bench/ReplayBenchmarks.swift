@@ -33,8 +33,14 @@ func runReplayBenchmarks(directory: String) {
     }
     print("replay directory: \(directory)")
     print("  files: \(files.count) traces, \(fixed(Double(totalBytes) / 1_048_576, 2)) MiB")
-    print("  load + validate whole directory (catalog, every trace, control checks): median \(fixed(whole.median * 1000, 1)) ms, min \(fixed(whole.min * 1000, 1)) ms (\(packets) valid traces)")
-    print("  largest trace \(largest.file) (\(fixed(Double(largest.size) / 1_048_576, 2)) MiB, \(largestPackets) packets): load + validate median \(fixed(single.median * 1000, 2)) ms")
+    print(
+        "  load + validate whole directory (catalog, every trace, control checks): median \(fixed(whole.median * 1000, 1)) ms, min \(fixed(whole.min * 1000, 1)) ms (\(packets) valid traces)"
+    )
+    print(
+        "  largest trace \(largest.file) (\(fixed(Double(largest.size) / 1_048_576, 2)) MiB, \(largestPackets) packets): load + validate median \(fixed(single.median * 1000, 2)) ms"
+    )
     print("  largest trace load + control generation: median \(fixed(generate.median * 1000, 2)) ms")
-    print("  throughput: \(fixed(Double(totalBytes) / whole.median / 1_048_576, 1)) MiB/s; peak RSS \(fixed(peakResidentMiB(), 1)) MiB")
+    print(
+        "  throughput: \(fixed(Double(totalBytes) / whole.median / 1_048_576, 1)) MiB/s; peak RSS \(fixed(peakResidentMiB(), 1)) MiB"
+    )
 }

@@ -1,3 +1,4 @@
 import WeheCore
+
 /// Verdict logic (placeholder namespace until filled).
 public enum WeheAnalysis {}

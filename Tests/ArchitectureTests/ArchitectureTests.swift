@@ -14,11 +14,16 @@ struct ArchitectureTests {
     @Test("the checker catches same-layer, upward and test-kit imports and unknown folders")
     func checkerCatchesViolations() {
         let folders = [
-            LayerRules.Folder(name: "WeheCore", isExample: false, files: [("A.swift", "import Foundation\npublic import WeheWire\n")]),
-            LayerRules.Folder(name: "WeheWire", isExample: false, files: [("B.swift", "@testable import WeheAnalysis")]),
-            LayerRules.Folder(name: "wehe", isExample: false, files: [("C.swift", "import WeheTestKit\nimport WeheCore")]),
+            LayerRules.Folder(
+                name: "WeheCore", isExample: false, files: [("A.swift", "import Foundation\npublic import WeheWire\n")]),
+            LayerRules.Folder(
+                name: "WeheWire", isExample: false, files: [("B.swift", "@testable import WeheAnalysis")]),
+            LayerRules.Folder(
+                name: "wehe", isExample: false, files: [("C.swift", "import WeheTestKit\nimport WeheCore")]),
             LayerRules.Folder(name: "WeheMystery", isExample: false, files: []),
-            LayerRules.Folder(name: "demo", isExample: true, files: [("D.swift", "import WeheTestKit\nimport struct WeheCore.CSPair")]),
+            LayerRules.Folder(
+                name: "demo", isExample: true, files: [("D.swift", "import WeheTestKit\nimport struct WeheCore.CSPair")]
+            ),
         ]
         let messages = LayerRules.check(folders).map(\.description)
         #expect(messages.contains { $0.hasPrefix("WeheCore/A.swift: upward import of WeheWire") })
@@ -31,7 +36,8 @@ struct ArchitectureTests {
 
     @Test("import parsing handles attributes, access levels and kinds")
     func importParsing() {
-        let text = "@_exported import WeheCore\npackage import WeheWire\nimport func WeheStatistics.mean\n// import WeheX\nlet importance = 1"
+        let text =
+            "@_exported import WeheCore\npackage import WeheWire\nimport func WeheStatistics.mean\n// import WeheX\nlet importance = 1"
         #expect(LayerRules.imports(in: text) == ["WeheCore", "WeheWire", "WeheStatistics"])
     }
 }

@@ -35,12 +35,16 @@ enum LayerRules {
         var modules: [String] = []
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             var words = rawLine.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-            while let first = words.first, first.hasPrefix("@") || ["public", "package", "internal", "private", "fileprivate"].contains(first) {
+            while let first = words.first,
+                first.hasPrefix("@") || ["public", "package", "internal", "private", "fileprivate"].contains(first)
+            {
                 words.removeFirst()
             }
             guard words.count >= 2, words[0] == "import" else { continue }
             var module = words[1]
-            if ["struct", "class", "enum", "protocol", "func", "var", "let", "typealias"].contains(module), words.count >= 3 {
+            if ["struct", "class", "enum", "protocol", "func", "var", "let", "typealias"].contains(module),
+                words.count >= 3
+            {
                 module = words[2]
             }
             module = String(module.prefix { $0 != "." })
@@ -58,7 +62,8 @@ enum LayerRules {
         }
         for folder in folders {
             guard let own = folder.isExample ? exampleLayer : layers[folder.name] else {
-                violations.append(Violation(folder: folder.name, file: "", message: "folder is missing from the layer map"))
+                violations.append(
+                    Violation(folder: folder.name, file: "", message: "folder is missing from the layer map"))
                 continue
             }
             for file in folder.files {
@@ -76,7 +81,9 @@ enum LayerRules {
                     }
                     if productionExecutables.contains(folder.name), module == "WeheTestKit" {
                         violations.append(
-                            Violation(folder: folder.name, file: file.name, message: "production executable imports WeheTestKit")
+                            Violation(
+                                folder: folder.name, file: file.name,
+                                message: "production executable imports WeheTestKit")
                         )
                     }
                 }
@@ -94,13 +101,15 @@ enum LayerRules {
             guard let names = try? manager.contentsOfDirectory(atPath: base) else { continue }
             for name in names.sorted() {
                 var isDirectory: ObjCBool = false
-                guard manager.fileExists(atPath: base + "/" + name, isDirectory: &isDirectory), isDirectory.boolValue else {
+                guard manager.fileExists(atPath: base + "/" + name, isDirectory: &isDirectory), isDirectory.boolValue
+                else {
                     continue
                 }
                 var files: [(String, String)] = []
                 if let enumerator = manager.enumerator(atPath: base + "/" + name) {
                     for case let path as String in enumerator where path.hasSuffix(".swift") {
-                        files.append((path, try String(contentsOfFile: base + "/" + name + "/" + path, encoding: .utf8)))
+                        files.append(
+                            (path, try String(contentsOfFile: base + "/" + name + "/" + path, encoding: .utf8)))
                     }
                 }
                 folders.append(Folder(name: name, isExample: isExample, files: files))

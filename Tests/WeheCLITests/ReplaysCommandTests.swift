@@ -72,7 +72,8 @@ struct ReplaysCommandTests {
 
     @Test("--replays falls back to $WEHE_REPLAYS")
     func environmentDefault() throws {
-        let output = try CommandRunner.run("wehe", ["replays", "list", "--json"], environment: ["WEHE_REPLAYS": fixtures])
+        let output = try CommandRunner.run(
+            "wehe", ["replays", "list", "--json"], environment: ["WEHE_REPLAYS": fixtures])
         #expect(output.status == 0)
         #expect(output.stdout.contains("tinyweb"))
     }

@@ -39,10 +39,22 @@ struct CatalogTests {
         arguments: [
             (#"[]"#, nil as Int?, nil as String?),
             (#"{"apps": 3}"#, nil, "apps"),
-            (#"{"apps": [{"name": "A", "image": "a", "category": "VIDEO", "time": 3, "datafile": "a.json"}]}"#, 0, "randomdatafile"),
-            (#"{"apps": [{"name": "A", "image": "a", "category": "VIDEO", "time": -3, "datafile": "a.json", "randomdatafile": "b"}]}"#, 0, "time"),
-            (#"{"apps": [{"name": "A", "image": "a", "category": "VIDEO", "time": "x", "datafile": "a.json", "randomdatafile": "b"}]}"#, 0, "time"),
-            (#"{"apps": [{"name": "A", "image": "a", "category": "VIDEO", "time": 3, "datafile": "a", "randomdatafile": "b"}, {"name": "B", "image": "a", "category": "VIDEO", "time": 3, "datafile": "c", "randomdatafile": "d"}]}"#, 1, "image"),
+            (
+                #"{"apps": [{"name": "A", "image": "a", "category": "VIDEO", "time": 3, "datafile": "a.json"}]}"#, 0,
+                "randomdatafile"
+            ),
+            (
+                #"{"apps": [{"name": "A", "image": "a", "category": "VIDEO", "time": -3, "datafile": "a.json", "randomdatafile": "b"}]}"#,
+                0, "time"
+            ),
+            (
+                #"{"apps": [{"name": "A", "image": "a", "category": "VIDEO", "time": "x", "datafile": "a.json", "randomdatafile": "b"}]}"#,
+                0, "time"
+            ),
+            (
+                #"{"apps": [{"name": "A", "image": "a", "category": "VIDEO", "time": 3, "datafile": "a", "randomdatafile": "b"}, {"name": "B", "image": "a", "category": "VIDEO", "time": 3, "datafile": "c", "randomdatafile": "d"}]}"#,
+                1, "image"
+            ),
             (#"{"apps": [{"name": 5}]}"#, 0, "name"),
             (#"{"apps": [{"name": "A", "image"#, nil, nil),
         ]

@@ -6,7 +6,8 @@ import WeheWire
 
 @Suite("malformed traces give one clear error naming entry and field")
 struct MalformedTraceTests {
-    static let good = #"[[{"c_s_pair": "010.000.000.001.40000-010.000.000.002.00443", "payload": "1603", "timestamp": 0.5, "response_len": 10, "response_hash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}], [], ["010.000.000.001.40000-010.000.000.002.00443"], "Good-01012026"]"#
+    static let good =
+        #"[[{"c_s_pair": "010.000.000.001.40000-010.000.000.002.00443", "payload": "1603", "timestamp": 0.5, "response_len": 10, "response_hash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}], [], ["010.000.000.001.40000-010.000.000.002.00443"], "Good-01012026"]"#
 
     func decode(_ text: String) throws(WeheWireError) -> ReplayTrace {
         try ClientTraceDecoder().decode(Array(text.utf8))
@@ -36,19 +37,43 @@ struct MalformedTraceTests {
         Case(name: "three elements", text: #"[[], [], []]"#, code: .unexpectedStructure, entry: nil, field: nil),
         Case(name: "five elements", text: #"[[], [], [], "x", 1]"#, code: .unexpectedStructure, entry: nil, field: nil),
         Case(name: "two elements", text: #"[[], []]"#, code: .unexpectedStructure, entry: nil, field: nil),
-        Case(name: "odd-length hex", text: good.replacingOccurrences("\"1603\"", "\"160\""), code: .invalidValue, entry: 0, field: "payload"),
-        Case(name: "non-hex payload", text: good.replacingOccurrences("\"1603\"", "\"16zz\""), code: .invalidValue, entry: 0, field: "payload"),
-        Case(name: "bad c_s_pair", text: good.replacingOccurrences("010.000.000.001.40000-", "010.000.000.001-"), code: .invalidValue, entry: 0, field: "c_s_pair"),
-        Case(name: "negative timestamp", text: good.replacingOccurrences("0.5", "-0.5"), code: .invalidValue, entry: 0, field: "timestamp"),
-        Case(name: "string timestamp", text: good.replacingOccurrences("0.5", "\"0.5\""), code: .invalidValue, entry: 0, field: "timestamp"),
-        Case(name: "negative response_len", text: good.replacingOccurrences("10,", "-10,"), code: .invalidValue, entry: 0, field: "response_len"),
-        Case(name: "fractional response_len", text: good.replacingOccurrences("10,", "10.5,"), code: .invalidValue, entry: 0, field: "response_len"),
-        Case(name: "missing payload", text: good.replacingOccurrences(#""payload": "1603", "#, ""), code: .unexpectedStructure, entry: 0, field: "payload"),
-        Case(name: "packet not an object", text: #"[[1], [], [], "x"]"#, code: .unexpectedStructure, entry: 0, field: nil),
-        Case(name: "name not a string", text: #"[[], [], [], 5]"#, code: .unexpectedStructure, entry: nil, field: "element 3"),
-        Case(name: "bad udp port", text: #"[[], ["99999x"], [], "x"]"#, code: .invalidValue, entry: nil, field: "element 1[0]"),
+        Case(
+            name: "odd-length hex", text: good.replacingOccurrences("\"1603\"", "\"160\""), code: .invalidValue,
+            entry: 0, field: "payload"),
+        Case(
+            name: "non-hex payload", text: good.replacingOccurrences("\"1603\"", "\"16zz\""), code: .invalidValue,
+            entry: 0, field: "payload"),
+        Case(
+            name: "bad c_s_pair", text: good.replacingOccurrences("010.000.000.001.40000-", "010.000.000.001-"),
+            code: .invalidValue, entry: 0, field: "c_s_pair"),
+        Case(
+            name: "negative timestamp", text: good.replacingOccurrences("0.5", "-0.5"), code: .invalidValue, entry: 0,
+            field: "timestamp"),
+        Case(
+            name: "string timestamp", text: good.replacingOccurrences("0.5", "\"0.5\""), code: .invalidValue, entry: 0,
+            field: "timestamp"),
+        Case(
+            name: "negative response_len", text: good.replacingOccurrences("10,", "-10,"), code: .invalidValue,
+            entry: 0, field: "response_len"),
+        Case(
+            name: "fractional response_len", text: good.replacingOccurrences("10,", "10.5,"), code: .invalidValue,
+            entry: 0, field: "response_len"),
+        Case(
+            name: "missing payload", text: good.replacingOccurrences(#""payload": "1603", "#, ""),
+            code: .unexpectedStructure, entry: 0, field: "payload"),
+        Case(
+            name: "packet not an object", text: #"[[1], [], [], "x"]"#, code: .unexpectedStructure, entry: 0, field: nil
+        ),
+        Case(
+            name: "name not a string", text: #"[[], [], [], 5]"#, code: .unexpectedStructure, entry: nil,
+            field: "element 3"),
+        Case(
+            name: "bad udp port", text: #"[[], ["99999x"], [], "x"]"#, code: .invalidValue, entry: nil,
+            field: "element 1[0]"),
         Case(name: "trailing garbage", text: good + "]", code: .malformedJSON, entry: nil, field: nil),
-        Case(name: "deep nesting", text: String(repeating: "[", count: 10_000), code: .unexpectedStructure, entry: 0, field: nil),
+        Case(
+            name: "deep nesting", text: String(repeating: "[", count: 10_000), code: .unexpectedStructure, entry: 0,
+            field: nil),
     ]
 
     @Test("each malformed input throws the expected code, entry and field", arguments: cases)
@@ -71,7 +96,10 @@ struct MalformedTraceTests {
             #"}, {"c_s_pair": "010.000.000.001.40000-010.000.000.002.00443", "payload": "", "timestamp": 0.1, "response_len": 0, "response_hash": null}], []"#
         )
         let trace = try decode(text)
-        #expect(trace.problems() == [TraceProblem(entry: 1, field: "timestamp", message: trace.problems().first?.message ?? "")])
+        #expect(
+            trace.problems() == [
+                TraceProblem(entry: 1, field: "timestamp", message: trace.problems().first?.message ?? "")
+            ])
     }
 
     @Test("random bytes and random truncations never crash the decoder")
@@ -81,10 +109,15 @@ struct MalformedTraceTests {
         for round in 0..<2000 {
             var bytes: [UInt8]
             if round % 2 == 0 {
-                bytes = (0..<Int.random(in: 0..<200, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                bytes = (0..<Int.random(in: 0..<200, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
             } else {
                 bytes = Array(good.prefix(Int.random(in: 0..<good.count, using: &generator)))
-                if !bytes.isEmpty { bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+                if !bytes.isEmpty {
+                    bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(
+                        in: 0...255, using: &generator)
+                }
             }
             do { _ = try ClientTraceDecoder().decode(bytes) } catch { #expect(!error.message.isEmpty) }
         }

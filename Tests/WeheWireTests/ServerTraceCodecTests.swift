@@ -20,14 +20,19 @@ struct ServerTraceCodecTests {
                             requestLength: 10,
                             responseLength: 5,
                             requestTime: 0.25,
-                            segments: [ServerSegment(offset: 0, payload: [1, 2, 3]), ServerSegment(offset: 0.004, payload: [4, 5])]
+                            segments: [
+                                ServerSegment(offset: 0, payload: [1, 2, 3]),
+                                ServerSegment(offset: 0.004, payload: [4, 5]),
+                            ]
                         ),
                         ResponseGroup(requestLength: 3, responseLength: 0, requestTime: 0.5, segments: nil),
                     ]
                 )
             ],
             udpFlows: [
-                UDPServerFlow(csPair: udpPair, datagrams: [ServerDatagram(offset: 0, payload: []), ServerDatagram(offset: 0.02, payload: [9])]),
+                UDPServerFlow(
+                    csPair: udpPair,
+                    datagrams: [ServerDatagram(offset: 0, payload: []), ServerDatagram(offset: 0.02, payload: [9])]),
                 UDPServerFlow(csPair: udpPair, datagrams: nil),
             ]
         )
@@ -50,9 +55,18 @@ struct ServerTraceCodecTests {
         arguments: [
             (#"{"format": "other", "version": 1, "replayName": "x"}"#, "format"),
             (#"{"format": "wehe-server-trace", "version": 9, "replayName": "x"}"#, "version"),
-            (#"{"format": "wehe-server-trace", "version": 1, "replayName": "x", "tcp": [{"c_s_pair": "010.000.000.001.00001-010.000.000.002.00002", "groups": [{"request_len": 1, "response_len": 4, "request_time": 0, "segments": [[0, "0102"]]}]}]}"#, "tcp[0].groups[0].segments"),
-            (#"{"format": "wehe-server-trace", "version": 1, "replayName": "x", "udp": [{"c_s_pair": "010.000.000.001.00001-010.000.000.002.00002", "datagrams": [[0.5, "01"], [0.1, "02"]]}]}"#, "udp[0].datagrams"),
-            (#"{"format": "wehe-server-trace", "version": 1, "replayName": "x", "tcp": [{"c_s_pair": "nope"}]}"#, "tcp[0].c_s_pair"),
+            (
+                #"{"format": "wehe-server-trace", "version": 1, "replayName": "x", "tcp": [{"c_s_pair": "010.000.000.001.00001-010.000.000.002.00002", "groups": [{"request_len": 1, "response_len": 4, "request_time": 0, "segments": [[0, "0102"]]}]}]}"#,
+                "tcp[0].groups[0].segments"
+            ),
+            (
+                #"{"format": "wehe-server-trace", "version": 1, "replayName": "x", "udp": [{"c_s_pair": "010.000.000.001.00001-010.000.000.002.00002", "datagrams": [[0.5, "01"], [0.1, "02"]]}]}"#,
+                "udp[0].datagrams"
+            ),
+            (
+                #"{"format": "wehe-server-trace", "version": 1, "replayName": "x", "tcp": [{"c_s_pair": "nope"}]}"#,
+                "tcp[0].c_s_pair"
+            ),
         ]
     )
     func invalid(text: String, field: String) {
@@ -70,7 +84,9 @@ struct ServerTraceCodecTests {
         let source = ReplayLibrary(directory: TestResources.fixtureReplays)
         let client = try source.trace(file: "TinySix_11212026.pcap_client_all.json")
         var recorded = ServerTrace(derivingFrom: client)
-        recorded.tcpFlows[0].groups[0].segments = [ServerSegment(offset: 0, payload: [UInt8](repeating: 7, count: 3000))]
+        recorded.tcpFlows[0].groups[0].segments = [
+            ServerSegment(offset: 0, payload: [UInt8](repeating: 7, count: 3000))
+        ]
         TestResources.write(ServerTraceCodec().encode(recorded), to: directory + "/TinySix_11212026.wehe_server.json")
         let library = ReplayLibrary(directory: directory)
         let loaded = try library.serverTrace(for: "TinySix_11212026.pcap_client_all.json", client: client)

@@ -28,8 +28,15 @@ struct ValidatorTests {
         let report = ReplayValidator().validate(path: directory)
         #expect(report.validTraces == 1)
         #expect(report.errors.count == 2)
-        #expect(report.errors.contains { $0.file.hasSuffix("Late_01012026.pcap_client_all.json") && $0.message.contains("entry 2, field timestamp") })
-        #expect(report.errors.contains { $0.file.hasSuffix("Cut_01012026.pcap_client_all.json") && $0.message.contains("truncated") })
+        #expect(
+            report.errors.contains {
+                $0.file.hasSuffix("Late_01012026.pcap_client_all.json")
+                    && $0.message.contains("entry 2, field timestamp")
+            })
+        #expect(
+            report.errors.contains {
+                $0.file.hasSuffix("Cut_01012026.pcap_client_all.json") && $0.message.contains("truncated")
+            })
         #expect(report.warnings.contains { $0.message.contains("no catalog") })
     }
 }

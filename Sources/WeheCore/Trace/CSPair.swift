@@ -85,17 +85,22 @@ public struct CSPair: Sendable, Hashable, Codable, CustomStringConvertible {
         whole: String
     ) throws(WeheCoreError) -> (String, UInt16) {
         guard let dot = part.lastIndex(of: ".") else {
-            throw WeheCoreError(.invalidCSPair, "c_s_pair '\(whole.prefix(80))': \(side) part has no '.' before its port")
+            throw WeheCoreError(
+                .invalidCSPair, "c_s_pair '\(whole.prefix(80))': \(side) part has no '.' before its port")
         }
         let address = String(part[..<dot])
         let portText = part[part.index(after: dot)...]
         guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy(\.isASCIIDigit),
             let port = Int(portText), port <= Int(UInt16.max)
         else {
-            throw WeheCoreError(.invalidCSPair, "c_s_pair '\(whole.prefix(80))': \(side) port '\(portText.prefix(12))' is not a port number")
+            throw WeheCoreError(
+                .invalidCSPair,
+                "c_s_pair '\(whole.prefix(80))': \(side) port '\(portText.prefix(12))' is not a port number")
         }
         guard isPlausibleAddress(address) else {
-            throw WeheCoreError(.invalidCSPair, "c_s_pair '\(whole.prefix(80))': \(side) address '\(address.prefix(48))' is not an IP address")
+            throw WeheCoreError(
+                .invalidCSPair,
+                "c_s_pair '\(whole.prefix(80))': \(side) address '\(address.prefix(48))' is not an IP address")
         }
         return (address, UInt16(port))
     }
@@ -111,7 +116,9 @@ public struct CSPair: Sendable, Hashable, Codable, CustomStringConvertible {
         }
         let octets = address.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4
-            && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigit) && (Int($0) ?? 256) <= 255 }
+            && octets.allSatisfy {
+                !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigit) && (Int($0) ?? 256) <= 255
+            }
     }
 }
 

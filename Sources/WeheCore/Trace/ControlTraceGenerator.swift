@@ -39,7 +39,8 @@ public struct ControlTraceGenerator: Sendable {
 
     /// Inverts one payload by the rule above.
     public func invert(_ payload: [UInt8]) -> [UInt8] {
-        var result = HTTPSkeleton.looksLikeHTTP(payload)
+        var result =
+            HTTPSkeleton.looksLikeHTTP(payload)
             ? HTTPSkeleton.invertKeepingSkeleton(payload, appendQueryMark: reproduceParserArtefacts)
             : payload.map { $0 ^ 0xFF }
         if reproduceParserArtefacts, result.count % 2 == 1 {

@@ -62,35 +62,59 @@ public struct ReplayTrace: Sendable, Hashable {
         for (index, packet) in packets.enumerated() {
             let t = packet.timestamp
             if !t.isFinite || t < 0 {
-                found.append(TraceProblem(entry: index, field: "timestamp", message: "timestamp \(t) is negative or not finite"))
+                found.append(
+                    TraceProblem(entry: index, field: "timestamp", message: "timestamp \(t) is negative or not finite"))
             } else if t < previous {
-                found.append(TraceProblem(entry: index, field: "timestamp", message: "timestamp \(t) is earlier than the previous entry's \(previous)"))
+                found.append(
+                    TraceProblem(
+                        entry: index, field: "timestamp",
+                        message: "timestamp \(t) is earlier than the previous entry's \(previous)"))
             } else {
                 previous = t
             }
             switch packet.kind {
             case .tcp(let length, let hash):
                 if transport == .udp {
-                    found.append(TraceProblem(entry: index, field: "response_len", message: "TCP entry in a UDP replay (element 2 is empty)"))
+                    found.append(
+                        TraceProblem(
+                            entry: index, field: "response_len",
+                            message: "TCP entry in a UDP replay (element 2 is empty)"))
                 }
                 if length < 0 {
-                    found.append(TraceProblem(entry: index, field: "response_len", message: "response_len \(length) is negative"))
+                    found.append(
+                        TraceProblem(entry: index, field: "response_len", message: "response_len \(length) is negative")
+                    )
                 }
                 if length > 0, hash == nil {
-                    found.append(TraceProblem(entry: index, field: "response_hash", message: "response_hash is null although response_len is \(length)"))
+                    found.append(
+                        TraceProblem(
+                            entry: index, field: "response_hash",
+                            message: "response_hash is null although response_len is \(length)"))
                 }
                 if let hash, !(hash.utf8.count == 40 && hash.utf8.allSatisfy(Self.isLowerHex)) {
-                    found.append(TraceProblem(entry: index, field: "response_hash", message: "response_hash is not 40 lowercase hex digits"))
+                    found.append(
+                        TraceProblem(
+                            entry: index, field: "response_hash",
+                            message: "response_hash is not 40 lowercase hex digits"))
                 }
                 if !tcpPairs.contains(packet.csPair.rawValue) {
-                    found.append(TraceProblem(entry: index, field: "c_s_pair", message: "flow \(packet.csPair) is not listed in element 2"))
+                    found.append(
+                        TraceProblem(
+                            entry: index, field: "c_s_pair", message: "flow \(packet.csPair) is not listed in element 2"
+                        ))
                 }
             case .udp:
                 if transport == .tcp {
-                    found.append(TraceProblem(entry: index, field: "response_len", message: "UDP entry (no response_len) in a TCP replay"))
+                    found.append(
+                        TraceProblem(
+                            entry: index, field: "response_len", message: "UDP entry (no response_len) in a TCP replay")
+                    )
                 }
                 if !udpPorts.contains(packet.csPair.clientPortString) {
-                    found.append(TraceProblem(entry: index, field: "c_s_pair", message: "client port \(packet.csPair.clientPortString) is not listed in element 1"))
+                    found.append(
+                        TraceProblem(
+                            entry: index, field: "c_s_pair",
+                            message: "client port \(packet.csPair.clientPortString) is not listed in element 1"))
                 }
             }
         }
@@ -98,7 +122,8 @@ public struct ReplayTrace: Sendable, Hashable {
     }
 
     private static func isLowerHex(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
     }
 }
 

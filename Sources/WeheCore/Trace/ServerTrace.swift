@@ -56,7 +56,8 @@ public struct ServerTrace: Sendable, Hashable {
             var groups = state.groups
             if state.pending > 0 {
                 groups.append(
-                    ResponseGroup(requestLength: state.pending, responseLength: 0, requestTime: state.lastTime, segments: nil)
+                    ResponseGroup(
+                        requestLength: state.pending, responseLength: 0, requestTime: state.lastTime, segments: nil)
                 )
             }
             return TCPServerFlow(csPair: pair, groups: groups)

@@ -61,7 +61,8 @@ public struct CatalogDecoder: Sendable {
         let id = isPort ? image + (category == .largePort ? "l" : "s") : image
         let control = try optionalString(app, "randomdatafile", index: index)
         if !isPort, control == nil {
-            throw WeheWireError(.unexpectedStructure, "app test has no 'randomdatafile'", entry: index, field: "randomdatafile")
+            throw WeheWireError(
+                .unexpectedStructure, "app test has no 'randomdatafile'", entry: index, field: "randomdatafile")
         }
         return CatalogEntry(
             id: id,
@@ -97,7 +98,8 @@ public struct CatalogDecoder: Sendable {
         let id = isPort ? image + (isLarge ? "l" : "s") : image
         let control = try optionalString(app, "randomReplayFile", index: index)
         if !isPort, control == nil {
-            throw WeheWireError(.unexpectedStructure, "app test has no 'randomReplayFile'", entry: index, field: "randomReplayFile")
+            throw WeheWireError(
+                .unexpectedStructure, "app test has no 'randomReplayFile'", entry: index, field: "randomReplayFile")
         }
         return CatalogEntry(
             id: id,
@@ -140,7 +142,8 @@ public struct CatalogDecoder: Sendable {
         case nil, .null?: return nil
         case .string(let value)?: return value
         case let other?:
-            throw WeheWireError(.invalidValue, "'\(key)' must be a string, found \(other.typeName)", entry: index, field: key)
+            throw WeheWireError(
+                .invalidValue, "'\(key)' must be a string, found \(other.typeName)", entry: index, field: key)
         }
     }
 
@@ -149,7 +152,8 @@ public struct CatalogDecoder: Sendable {
             throw WeheWireError(.unexpectedStructure, "required key '\(key)' is missing", entry: index, field: key)
         }
         guard value.isFinite, value > 0 else {
-            throw WeheWireError(.invalidValue, "'\(key)' must be a positive number, found \(value)", entry: index, field: key)
+            throw WeheWireError(
+                .invalidValue, "'\(key)' must be a positive number, found \(value)", entry: index, field: key)
         }
         return value
     }
@@ -162,11 +166,13 @@ public struct CatalogDecoder: Sendable {
         case .string(let text)?:
             let trimmed = text.filter { !$0.isWhitespace && $0 != "M" && $0 != "B" }
             guard let value = Double(trimmed) else {
-                throw WeheWireError(.invalidValue, "'\(key)' is not a number: '\(text.prefix(20))'", entry: index, field: key)
+                throw WeheWireError(
+                    .invalidValue, "'\(key)' is not a number: '\(text.prefix(20))'", entry: index, field: key)
             }
             return value
         case let other?:
-            throw WeheWireError(.invalidValue, "'\(key)' must be a number, found \(other.typeName)", entry: index, field: key)
+            throw WeheWireError(
+                .invalidValue, "'\(key)' must be a number, found \(other.typeName)", entry: index, field: key)
         }
     }
 
@@ -175,7 +181,8 @@ public struct CatalogDecoder: Sendable {
         case nil, .null?: return false
         case .bool(let value)?: return value
         case let other?:
-            throw WeheWireError(.invalidValue, "'\(key)' must be true or false, found \(other.typeName)", entry: index, field: key)
+            throw WeheWireError(
+                .invalidValue, "'\(key)' must be true or false, found \(other.typeName)", entry: index, field: key)
         }
     }
 }

@@ -60,7 +60,9 @@ struct JSONScanner {
 
     mutating func expectEnd() throws(WeheWireError) {
         skipWhitespace()
-        guard position == bytes.count else { throw error("unexpected \(describe(bytes[position])) after the end of the document") }
+        guard position == bytes.count else {
+            throw error("unexpected \(describe(bytes[position])) after the end of the document")
+        }
     }
 
     func error(_ message: String) -> WeheWireError {
@@ -200,7 +202,9 @@ struct JSONScanner {
                 digits += 1
             }
         }
-        if digits > 0, position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+        if digits > 0, position < bytes.count,
+            bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E")
+        {
             position += 1
             if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
                 position += 1

@@ -53,7 +53,9 @@ public struct ClientTraceDecoder: Sendable {
         try scanner.expectEnd()
         for (index, port) in udpPorts.enumerated() {
             guard port.utf8.count <= 5, let value = Int(port), value >= 0, value <= 65535 else {
-                throw WeheWireError(.invalidValue, "UDP client port '\(port.prefix(20))' is not a port number", field: "element 1[\(index)]")
+                throw WeheWireError(
+                    .invalidValue, "UDP client port '\(port.prefix(20))' is not a port number",
+                    field: "element 1[\(index)]")
             }
         }
         for (index, pair) in tcpPairs.enumerated() {
@@ -100,7 +102,8 @@ public struct ClientTraceDecoder: Sendable {
         pairCache: inout (String, CSPair)?
     ) throws(WeheWireError) -> ReplayPacket {
         guard try scanner.peek() == UInt8(ascii: "{") else {
-            throw WeheWireError(.unexpectedStructure, "a packet must be an object", entry: index, offset: scanner.position)
+            throw WeheWireError(
+                .unexpectedStructure, "a packet must be an object", entry: index, offset: scanner.position)
         }
         scanner.position += 1
         var csPair: CSPair?
@@ -148,7 +151,9 @@ public struct ClientTraceDecoder: Sendable {
                         throw wrong("timestamp must be a number")
                     }
                     let (value, _) = try scanner.parseNumber()
-                    guard value.isFinite, value >= 0 else { throw wrong("timestamp \(value) is negative or not finite") }
+                    guard value.isFinite, value >= 0 else {
+                        throw wrong("timestamp \(value) is negative or not finite")
+                    }
                     timestamp = value
                 case "response_len":
                     hasResponseLength = true
@@ -184,7 +189,9 @@ public struct ClientTraceDecoder: Sendable {
             } while try scanner.commaOrClose(UInt8(ascii: "}"))
         }
         func missing(_ field: String) -> WeheWireError {
-            WeheWireError(.unexpectedStructure, "required key '\(field)' is missing", entry: index, field: field, offset: scanner.position)
+            WeheWireError(
+                .unexpectedStructure, "required key '\(field)' is missing", entry: index, field: field,
+                offset: scanner.position)
         }
         guard let csPair else { throw missing("c_s_pair") }
         guard let payload else { throw missing("payload") }

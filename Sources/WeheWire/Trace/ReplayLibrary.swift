@@ -53,7 +53,9 @@ public struct ReplayLibrary: Sendable {
     }
 
     /// Loads a catalog file.
-    public static func catalog(at path: String, reader: ReplayFileReader = ReplayFileReader()) throws(WeheWireError) -> AppCatalog {
+    public static func catalog(at path: String, reader: ReplayFileReader = ReplayFileReader()) throws(WeheWireError)
+        -> AppCatalog
+    {
         let bytes = try reader.read(path)
         do {
             return try CatalogDecoder().decode(bytes)
@@ -68,7 +70,9 @@ public struct ReplayLibrary: Sendable {
     }
 
     /// Loads a client trace file.
-    public static func trace(at path: String, reader: ReplayFileReader = ReplayFileReader()) throws(WeheWireError) -> ReplayTrace {
+    public static func trace(at path: String, reader: ReplayFileReader = ReplayFileReader()) throws(WeheWireError)
+        -> ReplayTrace
+    {
         let bytes = try reader.read(path)
         do {
             return try ClientTraceDecoder().decode(bytes)
@@ -80,7 +84,8 @@ public struct ReplayLibrary: Sendable {
     /// Loads the server side for a client trace: our server trace file when one exists beside it
     /// (`<stem>.wehe_server.json`), otherwise derived from the client trace.
     public func serverTrace(for clientFile: String, client: ReplayTrace) throws(WeheWireError) -> ServerTrace {
-        let stem = clientFile.hasSuffix(Self.clientTraceSuffix)
+        let stem =
+            clientFile.hasSuffix(Self.clientTraceSuffix)
             ? String(clientFile.dropLast(Self.clientTraceSuffix.count)) : clientFile
         let serverPath = path(of: stem + Self.serverTraceSuffix)
         guard access(serverPath, F_OK) == 0 else { return ServerTrace(derivingFrom: client) }
@@ -100,7 +105,8 @@ public struct ReplayLibrary: Sendable {
     /// Lists a directory's entries.
     static func listDirectory(_ directory: String) throws(WeheWireError) -> [String] {
         guard let handle = opendir(directory) else {
-            throw WeheWireError(.unreadable, "cannot list directory: \(ReplayFileReader.describeErrno(errno))", file: directory)
+            throw WeheWireError(
+                .unreadable, "cannot list directory: \(ReplayFileReader.describeErrno(errno))", file: directory)
         }
         defer { closedir(handle) }
         var names: [String] = []

@@ -157,7 +157,9 @@ public struct ReplayValidator: Sendable {
             {
                 for difference in Self.structuralDifferences(original: original, control: control) {
                     report.findings.append(
-                        Finding(severity: .warning, file: catalogPath, message: "entry \(index) (\(entry.id)): \(difference)")
+                        Finding(
+                            severity: .warning, file: catalogPath,
+                            message: "entry \(index) (\(entry.id)): \(difference)")
                     )
                 }
             }
@@ -171,11 +173,17 @@ public struct ReplayValidator: Sendable {
             differences.append("control has \(control.packets.count) packets, original \(original.packets.count)")
             return differences
         }
-        if original.transport != control.transport { differences.append("control and original use different transports") }
-        if let index = original.packets.indices.first(where: { original.packets[$0].csPair != control.packets[$0].csPair }) {
+        if original.transport != control.transport {
+            differences.append("control and original use different transports")
+        }
+        if let index = original.packets.indices.first(where: {
+            original.packets[$0].csPair != control.packets[$0].csPair
+        }) {
             differences.append("entry \(index): control flow differs from the original's")
         }
-        if let index = original.packets.indices.first(where: { original.packets[$0].timestamp != control.packets[$0].timestamp }) {
+        if let index = original.packets.indices.first(where: {
+            original.packets[$0].timestamp != control.packets[$0].timestamp
+        }) {
             differences.append("entry \(index): control timestamp differs from the original's")
         }
         return differences

@@ -55,10 +55,13 @@ public struct ServerTraceCodec: Sendable {
     public func decode(_ bytes: [UInt8]) throws(WeheWireError) -> ServerTrace {
         let root = try JSONValue.parse(bytes)
         guard root["format"] == .string(Self.formatName) else {
-            throw WeheWireError(.unexpectedStructure, "not a server trace: 'format' must be \"\(Self.formatName)\"", field: "format")
+            throw WeheWireError(
+                .unexpectedStructure, "not a server trace: 'format' must be \"\(Self.formatName)\"", field: "format")
         }
         guard case .number(let version, _)? = root["version"], version == Double(Self.version) else {
-            throw WeheWireError(.unexpectedStructure, "unsupported server trace version (this build reads \(Self.version))", field: "version")
+            throw WeheWireError(
+                .unexpectedStructure, "unsupported server trace version (this build reads \(Self.version))",
+                field: "version")
         }
         guard case .string(let name)? = root["replayName"], !name.isEmpty else {
             throw WeheWireError(.unexpectedStructure, "'replayName' must be a non-empty string", field: "replayName")
@@ -114,7 +117,8 @@ public struct ServerTraceCodec: Sendable {
         switch value {
         case nil, .null?: return []
         case .array(let values)?: return values
-        case let other?: throw WeheWireError(.unexpectedStructure, "must be an array, found \(other.typeName)", field: field)
+        case let other?:
+            throw WeheWireError(.unexpectedStructure, "must be an array, found \(other.typeName)", field: field)
         }
     }
 
@@ -158,10 +162,12 @@ public struct ServerTraceCodec: Sendable {
                 throw WeheWireError(.unexpectedStructure, "item \(index) must be [offset, hex]", field: field)
             }
             guard offset.isFinite, offset >= previous else {
-                throw WeheWireError(.invalidValue, "item \(index): offset \(offset) is negative or decreases", field: field)
+                throw WeheWireError(
+                    .invalidValue, "item \(index): offset \(offset) is negative or decreases", field: field)
             }
             guard let bytes = HexCodec.decode(hex) else {
-                throw WeheWireError(.invalidValue, "item \(index): payload is not valid hex of even length", field: field)
+                throw WeheWireError(
+                    .invalidValue, "item \(index): payload is not valid hex of even length", field: field)
             }
             previous = offset
             result.append((offset, bytes))

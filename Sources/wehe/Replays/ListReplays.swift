@@ -28,7 +28,10 @@ struct ListReplays: AsyncParsableCommand {
                     ("id", .string(entry.id)),
                     ("name", .string(entry.name)),
                     ("category", .string(entry.category.rawValue)),
-                    ("durationSeconds", .number(entry.durationSeconds, text: JSONText.compactNumber(entry.durationSeconds))),
+                    (
+                        "durationSeconds",
+                        .number(entry.durationSeconds, text: JSONText.compactNumber(entry.durationSeconds))
+                    ),
                     ("sizeMB", entry.sizeMB.map { .number($0, text: JSONText.compactNumber($0)) } ?? .null),
                     ("originalFile", .string(entry.originalFile)),
                     ("controlFile", catalog.controlFile(for: entry).map { .string($0) } ?? .null),
@@ -48,9 +51,13 @@ struct ListReplays: AsyncParsableCommand {
                 available(entry) ? "yes" : "missing",
             ]
         }
-        print(Terminal.table(header: ["ID", "NAME", "CATEGORY", "TIME", "SIZE", "TRACES"], rows: rows, rightAligned: [3, 4]))
+        print(
+            Terminal.table(
+                header: ["ID", "NAME", "CATEGORY", "TIME", "SIZE", "TRACES"], rows: rows, rightAligned: [3, 4]))
         let missing = catalog.entries.filter { !available($0) }.count
-        print("\n\(catalog.entries.count) tests in \(directory)" + (missing > 0 ? "; \(missing) without trace files" : ""))
+        print(
+            "\n\(catalog.entries.count) tests in \(directory)" + (missing > 0 ? "; \(missing) without trace files" : "")
+        )
     }
 }
 

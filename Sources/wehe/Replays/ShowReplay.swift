@@ -23,9 +23,11 @@ struct ShowReplay: AsyncParsableCommand {
                 let library = ReplayLibrary(directory: try replays.resolved())
                 let catalog = try library.catalog()
                 guard let entry = catalog.entry(named: test) else {
-                    throw CLIError(code: .invalidInput, "no test named '\(test)' in the catalog (see 'wehe replays list')")
+                    throw CLIError(
+                        code: .invalidInput, "no test named '\(test)' in the catalog (see 'wehe replays list')")
                 }
-                title = "\(entry.name) (\(entry.id), \(entry.category.rawValue.lowercased()), \(Terminal.format(entry.durationSeconds, decimals: 0)) s)"
+                title =
+                    "\(entry.name) (\(entry.id), \(entry.category.rawValue.lowercased()), \(Terminal.format(entry.durationSeconds, decimals: 0)) s)"
                 traces.append(("original", entry.originalFile, try library.trace(file: entry.originalFile)))
                 if let control = catalog.controlFile(for: entry) {
                     traces.append(("control", control, try library.trace(file: control)))
@@ -62,14 +64,18 @@ struct ShowReplay: AsyncParsableCommand {
             print("\(item.role): \(item.trace.name)  [\(item.file)]")
             print("  transport   \(item.trace.transport.rawValue.uppercased())")
             for flow in summary.flows { print("  flow        \(flow)") }
-            print("  packets     \(summary.packets) client→server" + (item.trace.transport == .tcp ? ", \(summary.groups) response groups" : ""))
+            print(
+                "  packets     \(summary.packets) client→server"
+                    + (item.trace.transport == .tcp ? ", \(summary.groups) response groups" : ""))
             print("  bytes up    \(Terminal.bytes(summary.bytesUp)) (\(summary.bytesUp) B)")
             if item.trace.transport == .tcp {
                 print("  bytes down  \(Terminal.bytes(summary.bytesDown)) (\(summary.bytesDown) B)")
             } else {
                 print("  bytes down  not in the client file (UDP server datagrams)")
             }
-            print("  duration    \(Terminal.format(summary.duration, decimals: 3)) s" + (item.trace.isPortTest ? " (replayed without timing)" : ""))
+            print(
+                "  duration    \(Terminal.format(summary.duration, decimals: 3)) s"
+                    + (item.trace.isPortTest ? " (replayed without timing)" : ""))
         }
     }
 }

@@ -13,7 +13,8 @@ struct ReplayDirectoryOption: ParsableArguments {
         name: .customLong("replays"),
         help: ArgumentHelp(
             "Directory of replay traces and their catalog.",
-            discussion: "Default: $WEHE_REPLAYS, else ~/.local/share/wehe/replays, else ./replays, else ../shared/replays."
+            discussion:
+                "Default: $WEHE_REPLAYS, else ~/.local/share/wehe/replays, else ./replays, else ../shared/replays."
         )
     )
     var directory: String?

@@ -52,7 +52,8 @@ enum Terminal {
         let sign = value < 0 && rounded != 0 ? "-" : ""
         guard decimals > 0 else { return sign + String(integer) }
         let fractionText = String(fraction)
-        return sign + String(integer) + "." + String(repeating: "0", count: decimals - fractionText.count) + fractionText
+        return sign + String(integer) + "." + String(repeating: "0", count: decimals - fractionText.count)
+            + fractionText
     }
 }
 
