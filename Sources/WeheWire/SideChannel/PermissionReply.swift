@@ -1,0 +1,62 @@
+/// The server's answer to an ID declaration (protocol.md section 5.2 #3 and 5.3).
+public enum PermissionReply: Sendable, Hashable {
+    /// `1;<clientIP>;<numSamples>`: go ahead; sample throughput into `sampleCount` buckets.
+    case granted(clientIP: String, sampleCount: Int)
+    /// `0;<code>[;<numSamples>]`: refused.
+    case denied(DenialReason, sampleCount: Int?)
+
+    /// Why a replay was refused. Raw values are the wire codes.
+    public enum DenialReason: Int, Sendable, Hashable, CaseIterable {
+        /// `0;1`: the server does not have this replay (Java exit 15).
+        case unknownReplay = 1
+        /// `0;2`: another client with this address is running a test (Java exit 16).
+        case addressBusy = 2
+        /// `0;3`: the server is low on resources (Java exit 17).
+        case lowResources = 3
+        /// `0;4`: the server could not determine its resources (used by a third-party client; no published server).
+        case resourcesUnknown = 4
+
+        /// A sentence for people.
+        public var explanation: String {
+            switch self {
+            case .unknownReplay: "the server does not have this replay"
+            case .addressBusy: "another test from your network address is running on the server"
+            case .lowResources: "the server is low on resources; try again later"
+            case .resourcesUnknown: "the server could not check its resources"
+            }
+        }
+    }
+
+    /// The message body.
+    public var body: String {
+        switch self {
+        case .granted(let ip, let count): "1;\(ip);\(count)"
+        case .denied(let reason, let count?): "0;\(reason.rawValue);\(count)"
+        case .denied(let reason, nil): "0;\(reason.rawValue)"
+        }
+    }
+
+    /// Parses a reply; an unknown denial code becomes an error (Java maps it to exit 18).
+    public init(parsing body: [UInt8]) throws(WeheWireError) {
+        let fields = String(decoding: body.prefix(256), as: UTF8.self).split(separator: ";", omittingEmptySubsequences: false)
+        guard let first = fields.first else { throw WeheWireError(.invalidValue, "empty permission reply", field: "permission") }
+        switch first {
+        case "1":
+            guard fields.count == 3, let count = Int(fields[2]), count > 0, count <= 100_000 else {
+                throw WeheWireError(.invalidValue, "grant must be '1;<ip>;<samples>'", field: "permission")
+            }
+            self = .granted(clientIP: String(fields[1]), sampleCount: count)
+        case "0":
+            guard fields.count >= 2, let code = Int(fields[1]), let reason = DenialReason(rawValue: code) else {
+                throw WeheWireError(
+                    .invalidValue,
+                    "refusal with unknown code '\(fields.dropFirst().first ?? "")'",
+                    field: "permission"
+                )
+            }
+            self = .denied(reason, sampleCount: fields.count >= 3 ? Int(fields[2]) : nil)
+        default:
+            throw WeheWireError(.invalidValue, "permission reply must start with 1 or 0", field: "permission")
+        }
+    }
+}
