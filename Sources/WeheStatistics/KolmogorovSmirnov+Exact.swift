@@ -61,9 +61,11 @@ extension KolmogorovSmirnov {
                     // stay[low − 1] is zero here (outside), and stay[j] beyond the previous band is still zero.
                     var left = r[j - 1]
                     while j <= high {
-                        var value = (r[j] * row + left * Double(j)) * reciprocal[i + j]
-                        if value < negligible { value = 0 }
-                        r[j] = value
+                        // Only one multiply-add sits on the dependency chain through `left`; the stored value is
+                        // flushed off the chain (the chain itself can only reach subnormals in pathological bands).
+                        let scale = reciprocal[i + j]
+                        let value = r[j] * (row * scale) + left * (Double(j) * scale)
+                        r[j] = value < negligible ? 0 : value
                         left = value
                         j += 1
                     }
