@@ -3,6 +3,9 @@ import Testing
 import WeheStatistics
 
 /// Golden comparisons with SciPy 1.17.1 `mannwhitneyu`, plus properties of the exact null distribution.
+///
+/// Measured worst relative p-value errors: exact 1.3e-14; asymptotic 8.6e-16 (p ≥ 1e-15) and 2.2e-15 (smaller p,
+/// down to 1e-160). U1 matches exactly. Asserted: 1e-12.
 @Suite struct MannWhitneyUGoldenTests {
     struct Case: Decodable, Sendable {
         var id: String
@@ -58,7 +61,7 @@ import WeheStatistics
             } else {
                 error = tiny.record(result.pValue, item.pValue, label)
             }
-            #expect(error <= 1e-9, "p of \(label): \(result.pValue) vs \(item.pValue)")
+            #expect(error <= 1e-12, "p of \(label): \(result.pValue) vs \(item.pValue)")
         }
         for tracker in [exact, moderate, tiny] { print(tracker.summary) }
     }

@@ -3,6 +3,9 @@ import Testing
 import WeheStatistics
 
 /// Golden comparisons with SciPy 1.17.1 `spearmanr`.
+///
+/// Measured worst relative errors: ρ 2.2e-16; p 4.6e-15 (p ≥ 1e-15) and 9.0e-14 (smaller p). Asserted: ρ 1e-13,
+/// p 1e-12.
 @Suite struct SpearmanGoldenTests {
     struct Case: Decodable, Sendable {
         var id: String
@@ -42,7 +45,7 @@ import WeheStatistics
             let error =
                 item.pValue >= 1e-15
                 ? moderate.record(result.pValue, item.pValue, label) : tiny.record(result.pValue, item.pValue, label)
-            #expect(error <= 1e-9, "p of \(label): \(result.pValue) vs \(item.pValue)")
+            #expect(error <= 1e-12, "p of \(label): \(result.pValue) vs \(item.pValue)")
         }
         for tracker in [rhoTracker, moderate, tiny] { print(tracker.summary) }
     }
