@@ -65,27 +65,37 @@ import WeheStatistics
     }
 
     static let perTestVectors: [PerTestVector] = [
-        .init(id: "V1", original: cyc(1.5, 0.0625), control: cyc(8, 0.25), area: 0.8125, pValue: 2.20876e-59, d: 1,
-              legacyArea: 3.6283),
-        .init(id: "V2", original: cyc(8, 0.25), control: cyc(8, 0.25, m: 11), area: -0.001563, pValue: 0.702057,
-              d: 0.1, legacyArea: -0.0014),
-        .init(id: "V3", original: cyc(5, 0.125), control: cyc(8, 0.125), area: 0.375, pValue: 2.20876e-59, d: 1,
-              legacyArea: 0.5366),
-        .init(id: "V4", original: cyc(12, 0.25), control: cyc(20, 0.25), area: 0.4, pValue: 2.20876e-59, d: 1,
-              legacyArea: 0.6064),
-        .init(id: "V5", original: cyc(8, 0.125), control: cyc(2, 0.0625), area: -0.75, pValue: 2.20876e-59, d: 1,
-              legacyArea: -2.6162),
-        .init(id: "V6", original: Array(repeating: 0.5, count: 6) + Array(repeating: 10, count: 4),
-              control: Array(repeating: 10, count: 10), area: 0.57, pValue: 0.0524476, d: 0.6, legacyArea: 0.57),
-        .init(id: "V7", original: Array((0..<50).map { _ in [5.75, 6.25] }.joined()),
-              control: Array((0..<50).map { _ in [9.75, 10.25] }.joined()), area: 0.4, pValue: 2.20876e-59, d: 1,
-              legacyArea: 0.6368),
-        .init(id: "V8", original: Array(repeating: 0, count: 50) + Array(repeating: 8, count: 50),
-              control: Array(repeating: 8, count: 100), area: 0.5, pValue: 1, d: 0, legacyArea: 0.0050),
-        .init(id: "V9", original: Array(repeating: 1, count: 10) + Array(repeating: 5, count: 6),
-              control: Array(repeating: 5, count: 16), area: 0.5, pValue: 0.00301521, d: 0.625, legacyArea: 0.5),
-        .init(id: "V10", original: cyc(7.5, 0.25, n: 60), control: cyc(8, 0.25, n: 60, m: 11), area: 0.062988,
-              pValue: 0.0276283, d: 0.2667, legacyArea: 0.0578),
+        .init(
+            id: "V1", original: cyc(1.5, 0.0625), control: cyc(8, 0.25), area: 0.8125, pValue: 2.20876e-59, d: 1,
+            legacyArea: 3.6283),
+        .init(
+            id: "V2", original: cyc(8, 0.25), control: cyc(8, 0.25, m: 11), area: -0.001563, pValue: 0.702057,
+            d: 0.1, legacyArea: -0.0014),
+        .init(
+            id: "V3", original: cyc(5, 0.125), control: cyc(8, 0.125), area: 0.375, pValue: 2.20876e-59, d: 1,
+            legacyArea: 0.5366),
+        .init(
+            id: "V4", original: cyc(12, 0.25), control: cyc(20, 0.25), area: 0.4, pValue: 2.20876e-59, d: 1,
+            legacyArea: 0.6064),
+        .init(
+            id: "V5", original: cyc(8, 0.125), control: cyc(2, 0.0625), area: -0.75, pValue: 2.20876e-59, d: 1,
+            legacyArea: -2.6162),
+        .init(
+            id: "V6", original: Array(repeating: 0.5, count: 6) + Array(repeating: 10, count: 4),
+            control: Array(repeating: 10, count: 10), area: 0.57, pValue: 0.0524476, d: 0.6, legacyArea: 0.57),
+        .init(
+            id: "V7", original: Array((0..<50).map { _ in [5.75, 6.25] }.joined()),
+            control: Array((0..<50).map { _ in [9.75, 10.25] }.joined()), area: 0.4, pValue: 2.20876e-59, d: 1,
+            legacyArea: 0.6368),
+        .init(
+            id: "V8", original: Array(repeating: 0, count: 50) + Array(repeating: 8, count: 50),
+            control: Array(repeating: 8, count: 100), area: 0.5, pValue: 1, d: 0, legacyArea: 0.0050),
+        .init(
+            id: "V9", original: Array(repeating: 1, count: 10) + Array(repeating: 5, count: 6),
+            control: Array(repeating: 5, count: 16), area: 0.5, pValue: 0.00301521, d: 0.625, legacyArea: 0.5),
+        .init(
+            id: "V10", original: cyc(7.5, 0.25, n: 60), control: cyc(8, 0.25, n: 60, m: 11), area: 0.062988,
+            pValue: 0.0276283, d: 0.2667, legacyArea: 0.0578),
     ]
 
     @Test(arguments: perTestVectors)
