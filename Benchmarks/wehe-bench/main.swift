@@ -13,11 +13,14 @@ let rest = Array(arguments.dropFirst())
 switch suite {
 case "replays":
     runReplayBenchmarks(directory: rest.first ?? "../shared/replays")
+case "statistics":
+    runStatisticsBenchmarks()
 default:
     print(
         """
         usage: wehe-bench <suite> [options]
           replays [dir]      load + validate a replay directory and its largest trace
+          statistics         exact KS p-value timings
         """
     )
 }

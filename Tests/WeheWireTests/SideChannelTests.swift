@@ -32,7 +32,8 @@ struct SideChannelTests {
 
     @Test("ID declaration: the captured Java message, six-field form, and bad fields")
     func declaration() throws {
-        let captured = try IDDeclaration(parsing: Array("@41cuu2hfa;1;PandoraRandom-05132024;0;1;False;127.0.0.1;3.3".utf8))
+        let captured = try IDDeclaration(
+            parsing: Array("@41cuu2hfa;1;PandoraRandom-05132024;0;1;False;127.0.0.1;3.3".utf8))
         #expect(captured.userID == "@41cuu2hfa")
         #expect(captured.testID == 1)
         #expect(captured.replayName == "PandoraRandom-05132024")
@@ -46,7 +47,10 @@ struct SideChannelTests {
         #expect(short.endOfTest)
         #expect(short.realIP == "127.0.0.1")
         #expect(short.clientVersion == nil)
-        for bad in ["a;b;c", "a/b;0;X;0;1;True;1.1.1.1;3.3", "id;x;X;0;1;True;1.1.1.1;3.3", "id;0;X;0;-1;True;1.1.1.1;3.3", "id;0;;0;1;True;1.1.1.1;3.3"] {
+        for bad in [
+            "a;b;c", "a/b;0;X;0;1;True;1.1.1.1;3.3", "id;x;X;0;1;True;1.1.1.1;3.3", "id;0;X;0;-1;True;1.1.1.1;3.3",
+            "id;0;;0;1;True;1.1.1.1;3.3",
+        ] {
             #expect(throws: WeheWireError(.invalidValue, "")) { try IDDeclaration(parsing: Array(bad.utf8)) }
         }
     }
@@ -67,7 +71,8 @@ struct SideChannelTests {
 
     @Test("port map: lookup by padded port, spurious entries ignored, deterministic body")
     func portMap() throws {
-        let text = #"{"tcp": {"": {"00000": ["", 443]}, "018.160.041.126": {"00443": ["", 10443]}, "2606:4700::6811:164b": {"00080": ["", 80]}}, "udp": {"010.110.049.082": {"63308": ["", 63308]}}}"#
+        let text =
+            #"{"tcp": {"": {"00000": ["", 443]}, "018.160.041.126": {"00443": ["", 10443]}, "2606:4700::6811:164b": {"00080": ["", 80]}}, "udp": {"010.110.049.082": {"63308": ["", 63308]}}}"#
         let map = try PortMap(parsing: Array(text.utf8))
         #expect(map.endpoint(udp: false, serverAddress: "018.160.041.126", serverPort: 443) == .init(port: 10443))
         #expect(map.endpoint(udp: false, serverAddress: "2606:4700::6811:164b", serverPort: 80)?.port == 80)
@@ -104,7 +109,9 @@ struct SideChannelTests {
     @Test("mobile stats are read defensively")
     func mobileStats() throws {
         let stats = try MobileStats(
-            parsing: Array(#"{"carrierName": "Free", "networkType": "nil", "locationInfo": {"latitude": "48.8", "longitude": 2.3}}"#.utf8)
+            parsing: Array(
+                #"{"carrierName": "Free", "networkType": "nil", "locationInfo": {"latitude": "48.8", "longitude": 2.3}}"#
+                    .utf8)
         )
         #expect(stats.carrierName == "Free")
         #expect(stats.networkType == nil)
@@ -130,7 +137,8 @@ struct AnalyzerMessageTests {
     func singleResult() throws {
         let result = SingleResult(
             replayName: "YoutubeRandom-02202024", date: "2026-11-21 10:00:00", userID: "@abc", extraString: "0",
-            historyCount: 3, testID: 1, areaTest: 0.39141592308772716, ks2RatioTest: 1, originalMeanMbps: 11.689857142857143,
+            historyCount: 3, testID: 1, areaTest: 0.39141592308772716, ks2RatioTest: 1,
+            originalMeanMbps: 11.689857142857143,
             controlMeanMbps: 19.20828622754491, ksStatistic: 0.5, ksPValue: 8.738592427329409e-13
         )
         let body = result.responseBody
@@ -138,7 +146,8 @@ struct AnalyzerMessageTests {
         #expect(body.contains(#""historyCount": "3""#))
         #expect(body.contains(#""ks2_ratio_test": "1.0""#))
         #expect(try SingleResult.parse(Array(body.utf8)) == .success(result))
-        let numeric = #"{"success": true, "response": {"replayName": "x", "userID": "u", "historyCount": 2, "testID": 1, "area_test": 0.1, "ks2_ratio_test": 1, "xput_avg_original": 3, "xput_avg_test": 4, "ks2dVal": 0.2, "ks2pVal": 0.3}}"#
+        let numeric =
+            #"{"success": true, "response": {"replayName": "x", "userID": "u", "historyCount": 2, "testID": 1, "area_test": 0.1, "ks2_ratio_test": 1, "xput_avg_original": 3, "xput_avg_test": 4, "ks2dVal": 0.2, "ks2pVal": 0.3}}"#
         #expect(try SingleResult.parse(Array(numeric.utf8)).get().historyCount == 2)
         let notReady = try SingleResult.parse(Array(#"{"success": false, "error": "No result found"}"#.utf8))
         #expect(notReady == .failure(AnalyzerFailure(message: "No result found")))

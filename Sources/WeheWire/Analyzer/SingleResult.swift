@@ -67,7 +67,8 @@ public struct SingleResult: Sendable, Hashable {
                     ("testID", .string(String(testID))), ("area_test", .string(Self.text(areaTest))),
                     ("ks2_ratio_test", .string(Self.text(ks2RatioTest))),
                     ("xput_avg_original", .string(Self.text(originalMeanMbps))),
-                    ("xput_avg_test", .string(Self.text(controlMeanMbps))), ("ks2dVal", .string(Self.text(ksStatistic))),
+                    ("xput_avg_test", .string(Self.text(controlMeanMbps))),
+                    ("ks2dVal", .string(Self.text(ksStatistic))),
                     ("ks2pVal", .string(Self.text(ksPValue))),
                 ])
             ),

@@ -57,24 +57,29 @@ public struct IDDeclaration: Sendable, Hashable {
     /// - Throws: `WeheWireError` `.invalidValue` naming the field.
     public init(parsing body: [UInt8]) throws(WeheWireError) {
         guard body.count <= 1024, body.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
-            throw WeheWireError(.invalidValue, "ID declaration is not printable ASCII of at most 1024 bytes", field: "declaration")
+            throw WeheWireError(
+                .invalidValue, "ID declaration is not printable ASCII of at most 1024 bytes", field: "declaration")
         }
         let fields = String(decoding: body, as: UTF8.self).split(separator: ";", omittingEmptySubsequences: false)
             .map(String.init)
         guard fields.count == 6 || fields.count == 8 else {
-            throw WeheWireError(.invalidValue, "ID declaration has \(fields.count) fields, expected 6 or 8", field: "declaration")
+            throw WeheWireError(
+                .invalidValue, "ID declaration has \(fields.count) fields, expected 6 or 8", field: "declaration")
         }
         guard Self.isValidUserID(fields[0]) else {
             throw WeheWireError(.invalidValue, "user id must be 1-64 characters of [A-Za-z0-9@._-]", field: "userID")
         }
         guard let testID = Int(fields[1]), testID >= 0, testID < 1_000_000 else {
-            throw WeheWireError(.invalidValue, "test id '\(fields[1].prefix(12))' is not a small non-negative integer", field: "testID")
+            throw WeheWireError(
+                .invalidValue, "test id '\(fields[1].prefix(12))' is not a small non-negative integer", field: "testID")
         }
         guard !fields[2].isEmpty, fields[2].count <= 128 else {
             throw WeheWireError(.invalidValue, "replay name is empty or too long", field: "replayName")
         }
         guard let historyCount = Int(fields[4]), historyCount >= 0 else {
-            throw WeheWireError(.invalidValue, "history count '\(fields[4].prefix(12))' is not a non-negative integer", field: "historyCount")
+            throw WeheWireError(
+                .invalidValue, "history count '\(fields[4].prefix(12))' is not a non-negative integer",
+                field: "historyCount")
         }
         self.userID = fields[0]
         self.testID = testID

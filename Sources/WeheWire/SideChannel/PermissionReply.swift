@@ -38,8 +38,11 @@ public enum PermissionReply: Sendable, Hashable {
 
     /// Parses a reply; an unknown denial code becomes an error (Java maps it to exit 18).
     public init(parsing body: [UInt8]) throws(WeheWireError) {
-        let fields = String(decoding: body.prefix(256), as: UTF8.self).split(separator: ";", omittingEmptySubsequences: false)
-        guard let first = fields.first else { throw WeheWireError(.invalidValue, "empty permission reply", field: "permission") }
+        let fields = String(decoding: body.prefix(256), as: UTF8.self).split(
+            separator: ";", omittingEmptySubsequences: false)
+        guard let first = fields.first else {
+            throw WeheWireError(.invalidValue, "empty permission reply", field: "permission")
+        }
         switch first {
         case "1":
             guard fields.count == 3, let count = Int(fields[2]), count > 0, count <= 100_000 else {

@@ -48,7 +48,10 @@ public struct PortMap: Sendable, Hashable {
                                 let endpoint = ports[key] ?? Endpoint(port: 0)
                                 return (
                                     key,
-                                    .array([.string(endpoint.host), .number(Double(endpoint.port), text: String(endpoint.port))])
+                                    .array([
+                                        .string(endpoint.host),
+                                        .number(Double(endpoint.port), text: String(endpoint.port)),
+                                    ])
                                 )
                             }
                         )

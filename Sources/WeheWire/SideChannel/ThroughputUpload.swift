@@ -20,7 +20,8 @@ public enum ThroughputUpload {
         guard case .array(let lists) = root, lists.count == 2, case .array(let values) = lists[0],
             case .array(let times) = lists[1]
         else {
-            throw WeheWireError(.unexpectedStructure, "throughput upload must be [[values…],[times…]]", field: "samples")
+            throw WeheWireError(
+                .unexpectedStructure, "throughput upload must be [[values…],[times…]]", field: "samples")
         }
         guard values.count == times.count else {
             throw WeheWireError(
@@ -30,14 +31,16 @@ public enum ThroughputUpload {
             )
         }
         guard values.count <= maximumSamples else {
-            throw WeheWireError(.tooLarge, "throughput upload has more than \(maximumSamples) samples", field: "samples")
+            throw WeheWireError(
+                .tooLarge, "throughput upload has more than \(maximumSamples) samples", field: "samples")
         }
         func numbers(_ list: [JSONValue], _ name: String) throws(WeheWireError) -> [Double] {
             var result: [Double] = []
             result.reserveCapacity(list.count)
             for (index, item) in list.enumerated() {
                 guard case .number(let value, _) = item, value.isFinite, value >= 0 else {
-                    throw WeheWireError(.invalidValue, "\(name) \(index) is not a finite non-negative number", field: "samples")
+                    throw WeheWireError(
+                        .invalidValue, "\(name) \(index) is not a finite non-negative number", field: "samples")
                 }
                 result.append(value)
             }
