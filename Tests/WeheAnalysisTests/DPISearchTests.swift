@@ -16,7 +16,9 @@ private let c1 = DPIPacketID(side: .client, number: 1)
 private let s1 = DPIPacketID(side: .server, number: 1)
 private let s2 = DPIPacketID(side: .server, number: 2)
 /// The packets of analysis.md section 8.4.
-private let vectorPackets = [DPIPacket(id: c1, length: 230), DPIPacket(id: s1, length: 751), DPIPacket(id: s2, length: 182)]
+private let vectorPackets = [
+    DPIPacket(id: c1, length: 230), DPIPacket(id: s1, length: 751), DPIPacket(id: s2, length: 182),
+]
 
 /// Runs a search to the end against an oracle; returns the answered probes with their answers and the outcome.
 private func run(

@@ -8,8 +8,8 @@
 ///
 /// Algorithm (breadth first, first in first out):
 /// * each packet starts with the region `[10, length)`; the first 10 bytes are never touched;
-/// * a probe that broke the classification and is wider than 4 bytes is split at `l + ⌊(r − l)/2⌋` and both halves
-///   are queued; a 2–4 byte region queues each of its bytes; a 1-byte region records that byte as matching;
+/// * a probe that broke the classification and is wider than 4 bytes is split at `l + ⌊(r − l)/2⌋` and both
+///   halves are queued; a 2–4 byte region queues each of its bytes; a 1-byte region records that byte as matching;
 /// * a probe that did not break it queues nothing;
 /// * when the queue is empty: if bytes were recorded the search ends with the longest run of consecutive recorded
 ///   bytes of each packet; otherwise it moves on to the next packet;
