@@ -56,7 +56,8 @@ package enum SampleFile {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw WeheAnalysisError(.malformedSampleFile, "\(path): cannot read the file (\(error.localizedDescription))")
+            throw WeheAnalysisError(
+                .malformedSampleFile, "\(path): cannot read the file (\(error.localizedDescription))")
         }
         return try parse(data, name: path)
     }
