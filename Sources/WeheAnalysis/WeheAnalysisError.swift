@@ -20,6 +20,8 @@ public struct WeheAnalysisError: Error, Sendable, Hashable, CustomStringConverti
         public static let statisticsFailed = Code(name: "statisticsFailed")
         /// A sample file could not be parsed.
         public static let malformedSampleFile = Code(name: "malformedSampleFile")
+        /// A sample file could not be read.
+        public static let unreadableFile = Code(name: "unreadableFile")
         /// A DPI search was given an answer for a probe it did not ask, or was driven after it finished.
         public static let dpiProtocolViolation = Code(name: "dpiProtocolViolation")
         /// A byte region lies outside the payload it refers to, or a packet description is invalid.

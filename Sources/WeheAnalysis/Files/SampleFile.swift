@@ -49,15 +49,15 @@ package enum SampleFile {
     }
 
     /// Reads and parses a sample file from disk.
-    /// - Throws: `WeheAnalysisError` with code `.malformedSampleFile` when the file cannot be read, and the errors
-    ///   of `parse(_:name:)`.
+    /// - Throws: `WeheAnalysisError` with code `.unreadableFile` when the file cannot be read, and the errors of
+    ///   `parse(_:name:)`.
     package static func read(path: String) throws(WeheAnalysisError) -> ThroughputSeries {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             throw WeheAnalysisError(
-                .malformedSampleFile, "\(path): cannot read the file (\(error.localizedDescription))")
+                .unreadableFile, "\(path): cannot read the file (\(error.localizedDescription))")
         }
         return try parse(data, name: path)
     }
