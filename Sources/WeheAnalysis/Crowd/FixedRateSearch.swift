@@ -238,8 +238,9 @@ public enum FixedRateSearch {
             grid.append(range.left + Double(index) * step)
             index += 1
         }
-        guard !grid.isEmpty else { return ([], []) }
-        let kde = GaussianKDE(samples: values, bandwidth: configuration.bandwidth)
+        guard !grid.isEmpty, let kde = try? GaussianKDE(samples: values, bandwidth: configuration.bandwidth) else {
+            return ([], [])
+        }
         return (grid, kde.densities(at: grid))
     }
 

@@ -85,8 +85,8 @@ public struct DifferentiationAnalyzer: Sendable {
         // The reference replaces a list without positive sample by ten zeros before computing anything.
         let originalList = originalPositive.isEmpty ? Array(repeating: 0.0, count: 10) : originalValues
         let controlList = controlPositive.isEmpty ? Array(repeating: 0.0, count: 10) : controlValues
-        let originalSummary = Self.summarize(originalList)
-        let controlSummary = Self.summarize(controlList)
+        let originalSummary = try StatisticsBridge.summarize(originalList, of: "original")
+        let controlSummary = try StatisticsBridge.summarize(controlList, of: "control")
         let area = controlSummary.mean - originalSummary.mean
         let largerMean = max(originalSummary.mean, controlSummary.mean)
         let areaTest = largerMean > 0 ? area / largerMean : 0
@@ -108,12 +108,7 @@ public struct DifferentiationAnalyzer: Sendable {
             )
         }
 
-        let ks: KolmogorovSmirnov.Result
-        do {
-            ks = try KolmogorovSmirnov.twoSample(originalPositive, controlPositive)
-        } catch {
-            throw WeheAnalysisError(.statisticsFailed, "KS test failed: \(error.message)")
-        }
+        let ks = try StatisticsBridge.kolmogorovSmirnov(originalPositive, controlPositive, of: "positive samples")
         var remarks: [String] = []
         let jackknife = try Jackknife.compute(
             originalList, controlList, fullPValue: ks.pValue, rounds: configuration.jackknifeRounds,
@@ -167,15 +162,6 @@ public struct DifferentiationAnalyzer: Sendable {
             ksPValue: -1, verdict: .blocked, direction: nil,
             thresholds: configuration.rules.appliedThresholds(originalMeanMbps: 0, controlMeanMbps: control),
             note: "the tested port is blocked"
-        )
-    }
-
-    /// Max, min, mean, median and population standard deviation of a non-empty list.
-    static func summarize(_ values: [Double]) -> ThroughputSummary {
-        ThroughputSummary(
-            max: values.max() ?? 0, min: values.min() ?? 0, mean: Descriptive.mean(values),
-            median: Descriptive.median(values), standardDeviation: Descriptive.populationStandardDeviation(values),
-            count: values.count
         )
     }
 }

@@ -38,12 +38,7 @@ enum Jackknife {
         for _ in 0..<rounds {
             let firstSubset = Sampling.withoutReplacement(first, count: firstCount, using: &generator)
             let secondSubset = Sampling.withoutReplacement(second, count: secondCount, using: &generator)
-            let result: KolmogorovSmirnov.Result
-            do {
-                result = try KolmogorovSmirnov.twoSample(firstSubset, secondSubset)
-            } catch {
-                throw WeheAnalysisError(.statisticsFailed, "jackknife KS test failed: \(error.message)")
-            }
+            let result = try StatisticsBridge.kolmogorovSmirnov(firstSubset, secondSubset, of: "jackknife subsets")
             statisticSum += result.statistic
             pValueSum += result.pValue
             if same ? result.pValue > pThreshold : result.pValue < pThreshold {

@@ -39,8 +39,8 @@ public struct LegacyAnalysis: Sendable, Hashable, Codable {
         } catch {
             throw WeheAnalysisError(.statisticsFailed, "legacy statistic failed: \(error.message)")
         }
-        let originalMean = Descriptive.mean(originalPositive)
-        let controlMean = Descriptive.mean(controlPositive)
+        let originalMean = try StatisticsBridge.mean(originalPositive, of: "positive original samples")
+        let controlMean = try StatisticsBridge.mean(controlPositive, of: "positive control samples")
         return LegacyAnalysis(
             areaTest: area, ksStatistic: ks.statistic, ksPValue: ks.pValue, originalMeanMbps: originalMean,
             controlMeanMbps: controlMean,

@@ -90,11 +90,12 @@ public enum LossCorrelationTest {
     }
 
     /// Collapses the joined loss ratios and returns the one-sided Spearman correlation and its p-value (NaN when
-    /// undefined, e.g. for constant input or fewer than three rows).
+    /// undefined: constant input, fewer than three rows, or lists of different lengths or with non-finite values).
     public static func correlation(_ first: [Double], _ second: [Double]) -> (rho: Double, pValue: Double) {
         let (a, b) = collapse(first, second)
-        guard a.count >= 3 else { return (.nan, .nan) }
-        let result = Spearman.correlation(a, b, alternative: .greater)
+        guard a.count >= 3, let result = try? Spearman.correlation(a, b, alternative: .greater) else {
+            return (.nan, .nan)
+        }
         return (result.rho, result.pValue)
     }
 
