@@ -50,7 +50,12 @@ let package = Package(
         // tests
         .testTarget(name: "WeheCoreTests", dependencies: ["WeheCore"], swiftSettings: strict),
         .testTarget(name: "WeheWireTests", dependencies: ["WeheCore", "WeheWire"], swiftSettings: strict),
-        .testTarget(name: "WeheStatisticsTests", dependencies: ["WeheStatistics"], swiftSettings: strict),
+        .testTarget(
+            name: "WeheStatisticsTests",
+            dependencies: ["WeheStatistics"],
+            resources: [.copy("Golden")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "WeheAnalysisTests",
             dependencies: ["WeheCore", "WeheStatistics", "WeheAnalysis"],
