@@ -17,19 +17,21 @@ func sampleFileShapes() throws {
     #expect(upload.times == [0.08, 0.16, 0.24])
 }
 
-@Test("Sample files: clear errors for everything else", arguments: [
-    ("", WeheAnalysisError.Code.malformedSampleFile),
-    ("not json", .malformedSampleFile),
-    ("{\"a\": 1}", .malformedSampleFile),
-    ("[]", .malformedSampleFile),
-    ("[[], []]", .malformedSampleFile),
-    ("[[1, 2], [0.1, 0.2], [3]]", .malformedSampleFile),
-    ("[\"1\", 2]", .malformedSampleFile),
-    ("[true]", .malformedSampleFile),
-    ("[[1, 2], [0.1]]", .mismatchedLengths),
-    ("[1, -2]", .invalidSample),
-    ("[[1, 2], [0.2, 0.1]]", .invalidTimes),
-])
+@Test(
+    "Sample files: clear errors for everything else",
+    arguments: [
+        ("", WeheAnalysisError.Code.malformedSampleFile),
+        ("not json", .malformedSampleFile),
+        ("{\"a\": 1}", .malformedSampleFile),
+        ("[]", .malformedSampleFile),
+        ("[[], []]", .malformedSampleFile),
+        ("[[1, 2], [0.1, 0.2], [3]]", .malformedSampleFile),
+        ("[\"1\", 2]", .malformedSampleFile),
+        ("[true]", .malformedSampleFile),
+        ("[[1, 2], [0.1]]", .mismatchedLengths),
+        ("[1, -2]", .invalidSample),
+        ("[[1, 2], [0.2, 0.1]]", .invalidTimes),
+    ])
 func sampleFileErrors(text: String, code: WeheAnalysisError.Code) {
     #expect(throws: WeheAnalysisError(code, "")) { try parse(text) }
 }
@@ -64,9 +66,10 @@ func analysisReportJSON() throws {
     #expect(object["ruleSet"] as? String == "android")
     #expect(object["ratioThreshold"] is NSNull)
     #expect(object["note"] is NSNull)
-    #expect(Set(object.keys).isSuperset(of: [
-        "ksStatistic", "ksPValue", "area", "originalMeanMbps", "controlMeanMbps", "verdict",
-    ]))
+    #expect(
+        Set(object.keys).isSuperset(of: [
+            "ksStatistic", "ksPValue", "area", "originalMeanMbps", "controlMeanMbps", "verdict",
+        ]))
     #expect(report.text.hasPrefix("Differentiation detected (throttled)"))
 
     let clean = try analyzer.analyze(
