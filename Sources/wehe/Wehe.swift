@@ -8,8 +8,8 @@ struct Wehe: AsyncParsableCommand {
         abstract: "Detect whether your network treats some apps' traffic differently (Wehe for Swift).",
         discussion: """
             Exit codes: 0 success; 1 a checked file or input is invalid; 2 usage error; \
-            3 a needed file (trace, catalog) could not be found or read.
+            3 a needed file (trace, catalog, samples) could not be found or read; 64 usage error.
             """,
-        subcommands: [ReplaysCommand.self]
+        subcommands: [ReplaysCommand.self, AnalyzeCommand.self]
     )
 }
