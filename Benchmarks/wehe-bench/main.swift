@@ -15,12 +15,15 @@ case "replays":
     runReplayBenchmarks(directory: rest.first ?? "../shared/replays")
 case "statistics":
     runStatisticsBenchmarks()
+case "crowd":
+    runCrowdBenchmark(records: rest.first.flatMap { Int($0) } ?? 1_000_000)
 default:
     print(
         """
         usage: wehe-bench <suite> [options]
           replays [dir]      load + validate a replay directory and its largest trace
           statistics         exact KS p-value timings
+          crowd [records]    crowd-sourced analysis over synthetic test records (compare: scripts/crowd_reference.py)
         """
     )
 }
