@@ -94,7 +94,12 @@ let package = Package(
         ),
         .testTarget(
             name: "WeheStoreTests",
-            dependencies: ["WeheCore", "WeheStore", "WeheStoreSQL"],
+            dependencies: [
+                "WeheCore", "WeheStore", "WeheStoreSQL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "ArchitectureTests", swiftSettings: strict),
