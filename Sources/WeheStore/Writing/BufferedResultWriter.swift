@@ -16,6 +16,8 @@ package actor BufferedResultWriter {
     private var queue: [PendingWrite] = []
     private var head = 0
     private var consecutiveFailures = 0
+    /// The last retryable error seen: why writes are waiting.
+    package private(set) var lastError: WeheStoreError?
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
@@ -49,12 +51,14 @@ package actor BufferedResultWriter {
     ///   permanent (the write is then refused and logged).
     package func write(_ write: PendingWrite) async throws(WeheStoreError) -> WriteOutcome {
         if pendingCount > 0 {
-            return try enqueue(write, reason: "earlier writes are still queued")
+            let cause = lastError.map { "; last error: \($0)" } ?? ""
+            return try enqueue(write, reason: "earlier writes are still queued\(cause)")
         }
         do {
             try await write.apply(to: store)
             return .stored
         } catch where error.isRetryable {
+            lastError = error
             return try enqueue(write, reason: error.description)
         } catch {
             refusedCount += 1
@@ -106,6 +110,7 @@ package actor BufferedResultWriter {
                 consecutiveFailures = 0
             } catch where error.isRetryable {
                 consecutiveFailures += 1
+                lastError = error
                 logger.warning(
                     "queued result still waiting",
                     metadata: [
@@ -123,6 +128,7 @@ package actor BufferedResultWriter {
                 )
             }
         }
+        lastError = nil
         return true
     }
 
