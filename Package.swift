@@ -79,7 +79,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "wehe-bench",
-            dependencies: ["WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL"],
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
         ),

@@ -56,11 +56,12 @@ enum SchemaMigrations {
             """,
             // Crowd-sourced stream: one (provider, replay) over a time range, in (started_at, id) order.
             "CREATE INDEX wehe_tests_crowd ON wehe_tests (provider, replay_name, started_at, id)",
-            // Dashboards: counts over a date range grouped by provider / replay / verdict / day, from the index
-            // alone.
+            // Dashboards: counts grouped by provider / replay / verdict / day / network type, read from this
+            // index alone (it holds every column the count queries touch), already in provider × replay ×
+            // verdict order.
             """
             CREATE INDEX wehe_tests_counts
-            ON wehe_tests (started_at, provider, replay_name, verdict, started_day, network_type)
+            ON wehe_tests (provider, replay_name, verdict, started_day, network_type, started_at)
             """,
             // Export and paging of all tests.
             "CREATE INDEX wehe_tests_started ON wehe_tests (started_at, id)",
