@@ -24,7 +24,8 @@ func runStoreBenchmarks(postgresURL: String?, consume: ((CrowdTestRecord) -> Voi
     logger.logLevel = .warning
     print("store: \(total) tests, \(samples) samples per replay")
 
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wehe-bench-\(UUID().uuidString)").path
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wehe-bench-\(UUID().uuidString)")
+        .path
     do {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -34,8 +35,10 @@ func runStoreBenchmarks(postgresURL: String?, consume: ((CrowdTestRecord) -> Voi
         }
         var normal = SQLiteOptions(path: directory + "/normal.sqlite")
         normal.synchronous = .normal
-        try await StoreBenchmark(name: "sqlite synchronous=NORMAL", logger: logger, samples: samples, total: 0, consume: nil)
-            .run { SQLStoreConfiguration(backend: .sqlite(normal)) }
+        try await StoreBenchmark(
+            name: "sqlite synchronous=NORMAL", logger: logger, samples: samples, total: 0, consume: nil
+        )
+        .run { SQLStoreConfiguration(backend: .sqlite(normal)) }
     } catch {
         print("store: sqlite benchmark failed: \(error)")
     }
@@ -51,7 +54,9 @@ func runStoreBenchmarks(postgresURL: String?, consume: ((CrowdTestRecord) -> Voi
         components?.path = "/\(scratch)"
         let url = components?.string ?? postgresURL
         do {
-            try await StoreBenchmark(name: "postgresql", logger: logger, samples: samples, total: total, consume: consume).run {
+            try await StoreBenchmark(
+                name: "postgresql", logger: logger, samples: samples, total: total, consume: consume
+            ).run {
                 SQLStoreConfiguration(backend: .postgres(PostgresOptions(url: url, maximumConnections: 8)))
             }
         } catch {
@@ -128,7 +133,9 @@ struct StoreBenchmark {
             try await store.save(replay: replay, metadata: metadata)
         }
         let singleTime = Self.seconds(ContinuousClock.now - start)
-        report("replay writes/s, 1 writer", String(format: "%.0f (%d in %.2f s)", Double(single) / singleTime, single, singleTime))
+        report(
+            "replay writes/s, 1 writer",
+            String(format: "%.0f (%d in %.2f s)", Double(single) / singleTime, single, singleTime))
 
         let perWriter = 500
         let samples = self.samples
@@ -137,7 +144,8 @@ struct StoreBenchmark {
             for writer in 0..<8 {
                 group.addTask {
                     for index in 0..<perWriter {
-                        let (replay, metadata) = Self.replayWrite(user: "@writer\(writer)", index: index, samples: samples)
+                        let (replay, metadata) = Self.replayWrite(
+                            user: "@writer\(writer)", index: index, samples: samples)
                         try await store.save(replay: replay, metadata: metadata)
                     }
                 }
@@ -156,7 +164,8 @@ struct StoreBenchmark {
         let provider = Self.providers[index % Self.providers.count]
         let replay = Self.replays[(index / Self.providers.count) % Self.replays.count]
         let started = Date(timeIntervalSince1970: 1_700_000_000 + Double(index) * 30)
-        let verdict: Verdict = index % 7 == 0 ? .differentiation : (index % 11 == 0 ? .inconclusive : .noDifferentiation)
+        let verdict: Verdict =
+            index % 7 == 0 ? .differentiation : (index % 11 == 0 ? .inconclusive : .noDifferentiation)
         return TestRecord(
             key: key,
             metadata: TestMetadata(
@@ -168,8 +177,14 @@ struct StoreBenchmark {
                 clientAddress: "198.51.100.\(index % 256)"
             ),
             replays: [
-                ReplayRecord(key: key.replay(0), replayName: replay, samples: series(seed: index, mean: 2), receivedAt: started),
-                ReplayRecord(key: key.replay(1), replayName: replay, samples: series(seed: ~index, mean: 6), receivedAt: started),
+                ReplayRecord(
+                    key: key.replay(0), replayName: replay, samples: series(seed: index, mean: 2), receivedAt: started),
+                ReplayRecord(
+                    key: key.replay(1),
+                    replayName: replay,
+                    samples: series(seed: ~index, mean: 6),
+                    receivedAt: started
+                ),
             ],
             analyses: [
                 AnalysisRecord(
@@ -194,7 +209,9 @@ struct StoreBenchmark {
         let time = Self.seconds(ContinuousClock.now - start)
         report(
             "seeding, batched inserts",
-            String(format: "%d tests in %.1f s (%.0f tests/s, %d per transaction)", total, time, Double(total) / time, batch)
+            String(
+                format: "%d tests in %.1f s (%.0f tests/s, %d per transaction)", total, time, Double(total) / time,
+                batch)
         )
     }
 
@@ -205,7 +222,8 @@ struct StoreBenchmark {
             let time = Self.seconds(ContinuousClock.now - start)
             report(
                 "provider x app x verdict counts (\(attempt == 0 ? "cold" : "warm"))",
-                String(format: "%d groups, %d tests in %.0f ms", rows.count, rows.reduce(0) { $0 + $1.count }, time * 1000)
+                String(
+                    format: "%d groups, %d tests in %.0f ms", rows.count, rows.reduce(0) { $0 + $1.count }, time * 1000)
             )
         }
         let from = Date(timeIntervalSince1970: 1_700_000_000)
@@ -241,7 +259,8 @@ struct StoreBenchmark {
         report(
             "stream into the crowd analysis",
             String(
-                format: "%d tests (%d samples, %d with original < half control) in %.1f s (%.0f tests/s) over %d groups",
+                format:
+                    "%d tests (%d samples, %d with original < half control) in %.1f s (%.0f tests/s) over %d groups",
                 streamed, sampleCount, slower, time, Double(streamed) / time, Self.providers.count * Self.replays.count
             )
         )

@@ -141,7 +141,8 @@ extension SQLResultStore {
             )
         }
         return rows.map {
-            TestRecord(key: $0.key, metadata: $0.metadata, replays: replays[$0.id] ?? [], analyses: analyses[$0.id] ?? [])
+            TestRecord(
+                key: $0.key, metadata: $0.metadata, replays: replays[$0.id] ?? [], analyses: analyses[$0.id] ?? [])
         }
     }
 
@@ -204,7 +205,8 @@ extension SQLResultStore {
         -> StorePage<CrowdTestRecord>
     {
         let pageSize = configuration.pageSize
-        let sampleColumns: SQLQueryString = query.includeSamples ? ", o.samples AS o_samples, c.samples AS c_samples" : ""
+        let sampleColumns: SQLQueryString =
+            query.includeSamples ? ", o.samples AS o_samples, c.samples AS c_samples" : ""
         let sql: SQLQueryString = """
             SELECT t.id, t.user_id, t.history_count, t.started_at, t.network_type,
             o.mean_mbps AS o_mean, c.mean_mbps AS c_mean\(sampleColumns)
@@ -233,8 +235,10 @@ extension SQLResultStore {
                             networkType: try row.optional("network_type"),
                             originalMeanMbps: try row.optional("o_mean") ?? 0,
                             controlMeanMbps: try row.optional("c_mean") ?? 0,
-                            original: query.includeSamples ? try self.samples(row, column: "o_samples", test: key) : empty,
-                            control: query.includeSamples ? try self.samples(row, column: "c_samples", test: key) : empty
+                            original: query.includeSamples
+                                ? try self.samples(row, column: "o_samples", test: key) : empty,
+                            control: query.includeSamples
+                                ? try self.samples(row, column: "c_samples", test: key) : empty
                         )
                     )
                 }

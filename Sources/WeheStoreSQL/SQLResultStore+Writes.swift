@@ -124,7 +124,8 @@ extension SQLResultStore {
                 let row = try await database.raw(
                     """
                     SELECT id FROM wehe_tests
-                    WHERE user_id = \(bind: analysis.test.userID) AND history_count = \(bind: analysis.test.historyCount)
+                    WHERE user_id = \(bind: analysis.test.userID)
+                    AND history_count = \(bind: analysis.test.historyCount)
                     """
                 ).first()
             else {

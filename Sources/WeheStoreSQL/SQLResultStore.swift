@@ -86,7 +86,8 @@ package final class SQLResultStore: ResultStore {
     }
 
     /// Runs `body` in a write transaction.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws(WeheStoreError)
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T)
+        async throws(WeheStoreError)
         -> T
     {
         if backend.isReadOnly {

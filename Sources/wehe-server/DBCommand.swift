@@ -90,7 +90,8 @@ extension DBCommand {
         @OptionGroup var store: StoreOptions
 
         func run() async throws {
-            let store = try await DBCommand.open(self.store, schemaMode: .verify, readOnly: true, createIfMissing: false)
+            let store = try await DBCommand.open(
+                self.store, schemaMode: .verify, readOnly: true, createIfMissing: false)
             let problems: [String]
             let tests: Int
             let events: Int
@@ -164,7 +165,8 @@ extension DBCommand {
             } else {
                 output = FileHandle.standardOutput
             }
-            let store = try await DBCommand.open(self.store, schemaMode: .verify, readOnly: true, createIfMissing: false)
+            let store = try await DBCommand.open(
+                self.store, schemaMode: .verify, readOnly: true, createIfMissing: false)
             let filter = TestFilter(
                 from: from.flatMap(TestExport.parseDate),
                 to: to.flatMap(TestExport.parseDate),

@@ -7,7 +7,9 @@ import WeheStoreSQL
 struct StoreOptions: ParsableArguments {
     @Option(
         name: .customLong("data-directory"),
-        help: "Server data directory (default: $WEHE_SERVER_DATA_DIR, else $XDG_DATA_HOME/wehe-server, else ~/.local/share/wehe-server)."
+        help:
+            "Server data directory (default: $WEHE_SERVER_DATA_DIR, else $XDG_DATA_HOME/wehe-server, "
+            + "else ~/.local/share/wehe-server)."
     )
     var dataDirectory: String?
 
@@ -16,7 +18,9 @@ struct StoreOptions: ParsableArguments {
 
     @Option(
         name: .customLong("postgres-url"),
-        help: "PostgreSQL URL postgres://user:password@host:port/database instead of SQLite (or set $WEHE_SERVER_POSTGRES_URL)."
+        help:
+            "PostgreSQL URL postgres://user:password@host:port/database instead of SQLite "
+            + "(or set $WEHE_SERVER_POSTGRES_URL)."
     )
     var postgresURL: String?
 

@@ -94,7 +94,8 @@ enum TestExport {
                 )
             },
             analyses: record.analyses.map {
-                Line.Analysis(comparedTestID: $0.comparedTestID, analysedAt: timestamp($0.analysedAt), summary: $0.summary)
+                Line.Analysis(
+                    comparedTestID: $0.comparedTestID, analysedAt: timestamp($0.analysedAt), summary: $0.summary)
             }
         )
         let encoder = JSONEncoder()

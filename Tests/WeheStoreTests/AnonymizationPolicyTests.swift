@@ -24,7 +24,10 @@ struct AnonymizationPolicyTests {
 
     @Test(
         "text that is not an address is never stored",
-        arguments: ["", "localhost", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1.2.3.-4", "1::2::3", "12345::", "1.2.3.4/33", "::/129", "g::1", "1.2.3.4/x"]
+        arguments: [
+            "", "localhost", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1.2.3.-4", "1::2::3", "12345::", "1.2.3.4/33",
+            "::/129", "g::1", "1.2.3.4/x",
+        ]
     )
     func rejects(input: String) {
         #expect(AnonymizationPolicy.default.anonymize(input) == nil)

@@ -101,7 +101,8 @@ struct BufferedResultWriterTests {
         let store = FlakyStore()
         await store.fail(with: .unavailable)
         let writer = BufferedResultWriter(store: store, capacity: 10, logger: quietLogger)
-        let orphan = AnalysisRecord(test: TestKey(userID: "@ghost", historyCount: 1), summary: Fixtures.summary(.blocked), analysedAt: Date())
+        let orphan = AnalysisRecord(
+            test: TestKey(userID: "@ghost", historyCount: 1), summary: Fixtures.summary(.blocked), analysedAt: Date())
         #expect(try await writer.write(.analysis(orphan)) == .queued(depth: 1))
         #expect(try await writer.write(Self.write(5)) == .queued(depth: 2))
         await store.fail(with: nil)
@@ -113,8 +114,9 @@ struct BufferedResultWriterTests {
     @Test("the retry policy grows by its multiplier up to its maximum")
     func retryPolicy() {
         let policy = RetryPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(3), multiplier: 2)
-        #expect((1...6).map { policy.delay(afterFailures: $0) } == [
-            .milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(3), .seconds(3),
-        ])
+        #expect(
+            (1...6).map { policy.delay(afterFailures: $0) } == [
+                .milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(3), .seconds(3),
+            ])
     }
 }

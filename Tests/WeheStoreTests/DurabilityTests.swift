@@ -18,7 +18,9 @@ struct DurabilityTests {
         var candidates = [bundleDirectory.appendingPathComponent("wehe-server")]
         // The test bundle may sit inside a `.xctest` directory.
         candidates.append(bundleDirectory.deletingLastPathComponent().appendingPathComponent("wehe-server"))
-        candidates.append(bundleDirectory.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("wehe-server"))
+        candidates.append(
+            bundleDirectory.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+                "wehe-server"))
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
             throw DurabilityError("wehe-server is not built next to the tests (looked in \(candidates.map(\.path)))")
         }
@@ -35,7 +37,8 @@ struct DurabilityTests {
     static func killMidRun(storeArguments: [String], ackFile: String, threshold: Int) async throws -> [TestKey] {
         let process = Process()
         process.executableURL = try serverBinary()
-        process.arguments = ["db", "stress-write"] + storeArguments + ["--ack-file", ackFile, "--count", "200000", "--writers", "4"]
+        process.arguments =
+            ["db", "stress-write"] + storeArguments + ["--ack-file", ackFile, "--count", "200000", "--writers", "4"]
         process.standardOutput = FileHandle.nullDevice
         let errors = Pipe()
         process.standardError = errors

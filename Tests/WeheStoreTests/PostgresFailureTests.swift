@@ -7,7 +7,9 @@ import WeheStoreSQL
 /// PostgreSQL under bad conditions: unreachable, missing database, bad URL, server connections killed mid-run.
 @Suite("PostgreSQL store failures")
 struct PostgresFailureTests {
-    static func open(_ url: String, connectTimeout: Duration = .seconds(5)) async throws(WeheStoreError) -> SQLResultStore {
+    static func open(_ url: String, connectTimeout: Duration = .seconds(5)) async throws(WeheStoreError)
+        -> SQLResultStore
+    {
         try await SQLResultStore.open(
             configuration: SQLStoreConfiguration(
                 backend: .postgres(PostgresOptions(url: url, maximumConnections: 2, connectTimeout: connectTimeout))
@@ -19,7 +21,8 @@ struct PostgresFailureTests {
     @Test("an unreachable server is unavailable, named by host, port and database, never by password")
     func unreachable() async throws {
         let error = await #expect(throws: WeheStoreError.self) {
-            _ = try await Self.open("postgres://wehe:s3cr3t-pw@127.0.0.1:1/results?tlsmode=disable", connectTimeout: .seconds(2))
+            _ = try await Self.open(
+                "postgres://wehe:s3cr3t-pw@127.0.0.1:1/results?tlsmode=disable", connectTimeout: .seconds(2))
         }
         #expect(error?.code == .unavailable)
         #expect(error?.isRetryable == true)
@@ -45,7 +48,7 @@ struct PostgresFailureTests {
     }
 
     @Test(
-        "when the server drops every connection mid-run, errors are retryable, retries succeed, nothing acknowledged is lost",
+        "when the server drops every connection mid-run, errors are retryable, retries succeed, nothing is lost",
         .enabled(if: StoreHarness.postgresURL != nil)
     )
     func connectionsKilled() async throws {
@@ -59,7 +62,8 @@ struct PostgresFailureTests {
                 if index % 15 == 7 {
                     try await StoreHarness.adminSQL(
                         adminURL,
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()"
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            + "WHERE datname = '\(name)' AND pid <> pg_backend_pid()"
                     )
                 }
                 let record = Fixtures.test(count: index, at: Double(index))
@@ -81,7 +85,9 @@ struct PostgresFailureTests {
             #expect(acknowledged.count == 60)
             for record in acknowledged { #expect(try await store.test(record.key) == Fixtures.stored(record)) }
             #expect(try await store.integrityProblems().isEmpty)
-            print("PostgreSQL connections killed 4 times: \(failures.count) retryable failure(s) seen, all writes retried")
+            print(
+                "PostgreSQL connections killed 4 times: \(failures.count) retryable failure(s) seen, all writes retried"
+            )
             await store.close()
         }
     }

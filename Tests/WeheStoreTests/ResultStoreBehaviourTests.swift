@@ -28,7 +28,9 @@ struct ResultStoreBehaviourTests {
         }
     }
 
-    @Test("the start time follows the original replay; missing metadata keeps earlier values", arguments: StoreKind.allCases)
+    @Test(
+        "the start time follows the original replay; missing metadata keeps earlier values",
+        arguments: StoreKind.allCases)
     func startTimeAndMetadataMerge(kind: StoreKind) async throws {
         try await StoreHarness.withStore(kind) { store in
             let key = TestKey(userID: "@u1", historyCount: 1)
@@ -50,14 +52,17 @@ struct ResultStoreBehaviourTests {
         }
     }
 
-    @Test("a new replay for an analysed test replaces its samples and drops the stale analysis", arguments: StoreKind.allCases)
+    @Test(
+        "a new replay for an analysed test replaces its samples and drops the stale analysis",
+        arguments: StoreKind.allCases)
     func confirmationReplacesReplay(kind: StoreKind) async throws {
         try await StoreHarness.withStore(kind) { store in
             let key = TestKey(userID: "@u2", historyCount: 3)
             try await store.save(replay: Fixtures.replay(key, testID: 0, mean: 2), metadata: Fixtures.metadata())
             try await store.save(replay: Fixtures.replay(key, testID: 1, mean: 8), metadata: Fixtures.metadata())
             try await store.save(analysis: Fixtures.analysis(key, .inconclusive))
-            #expect(try await store.counts(CountQuery(groupBy: [.verdict])) == [CountRow(verdict: .inconclusive, count: 1)])
+            #expect(
+                try await store.counts(CountQuery(groupBy: [.verdict])) == [CountRow(verdict: .inconclusive, count: 1)])
 
             var rerun = Fixtures.replay(key, testID: 0, mean: 5, at: 600)
             rerun.samples = ThroughputSeries(mbps: [5, 6, 0, 7], interval: 0.1)
@@ -89,10 +94,14 @@ struct ResultStoreBehaviourTests {
         }
     }
 
-    @Test("whole tests are written in batches, the last of duplicate keys wins, replacing drops old parts", arguments: StoreKind.allCases)
+    @Test(
+        "whole tests are written in batches, the last of duplicate keys wins, replacing drops old parts",
+        arguments: StoreKind.allCases)
     func batchWrites(kind: StoreKind) async throws {
         try await StoreHarness.withStore(kind, batchSize: 50) { store in
-            let records = (0..<130).map { Fixtures.test(count: $0, at: Double($0), verdict: $0 % 2 == 0 ? .noDifferentiation : nil) }
+            let records = (0..<130).map {
+                Fixtures.test(count: $0, at: Double($0), verdict: $0 % 2 == 0 ? .noDifferentiation : nil)
+            }
             var duplicate = Fixtures.test(count: 5, at: 5, verdict: .differentiation)
             duplicate.metadata.provider = "AT&T (cellular)"
             try await store.save(tests: records + [duplicate])
@@ -140,11 +149,13 @@ struct ResultStoreBehaviourTests {
         }
     }
 
-    @Test("samples with uneven times and statistics that are not numbers survive exactly", arguments: StoreKind.allCases)
+    @Test(
+        "samples with uneven times and statistics that are not numbers survive exactly", arguments: StoreKind.allCases)
     func exactValues(kind: StoreKind) async throws {
         try await StoreHarness.withStore(kind) { store in
             var record = Fixtures.test(count: 9, at: 0, verdict: .inconclusive)
-            record.replays[0].samples = ThroughputSeries(mbps: [0, 1e-300, 3.141592653589793, 0.1 + 0.2], times: [0.12, 0.24, 0.35, 0.36])
+            record.replays[0].samples = ThroughputSeries(
+                mbps: [0, 1e-300, 3.141592653589793, 0.1 + 0.2], times: [0.12, 0.24, 0.35, 0.36])
             record.replays[1].samples = ThroughputSeries(mbps: [], times: [])
             record.analyses[0].summary.areaTest = .nan
             record.analyses[0].summary.ksPValue = 1
@@ -164,7 +175,9 @@ struct ResultStoreBehaviourTests {
     @Test("a user's history is newest first and pages by history count", arguments: StoreKind.allCases)
     func history(kind: StoreKind) async throws {
         try await StoreHarness.withStore(kind) { store in
-            let mine = (1...5).map { Fixtures.test(user: "@me", count: $0, at: Double($0), verdict: .noDifferentiation) }
+            let mine = (1...5).map {
+                Fixtures.test(user: "@me", count: $0, at: Double($0), verdict: .noDifferentiation)
+            }
             let theirs = Fixtures.test(user: "@them", count: 3, at: 3)
             try await store.save(tests: mine + [theirs])
             let first = try await store.history(userID: "@me", beforeHistoryCount: nil, limit: 2)
@@ -180,7 +193,9 @@ struct ResultStoreBehaviourTests {
         }
     }
 
-    @Test("tests of one provider and replay stream page by page, in time order, within the range", arguments: StoreKind.allCases)
+    @Test(
+        "tests of one provider and replay stream page by page, in time order, within the range",
+        arguments: StoreKind.allCases)
     func crowdStream(kind: StoreKind) async throws {
         try await StoreHarness.withStore(kind, pageSize: 3) { store in
             var records: [TestRecord] = []
@@ -188,7 +203,10 @@ struct ResultStoreBehaviourTests {
                 let provider = index % 4 == 0 ? "T-Mobile (cellular)" : "Verizon (cellular)"
                 let replay = index % 5 == 0 ? "Netflix-05132024" : "Pandora-05132024"
                 // Times go backwards with the index and several tests share a start time.
-                records.append(Fixtures.test(user: "@u\(index % 7)", count: index, replay: replay, provider: provider, at: Double((40 - index) / 2 * 60)))
+                records.append(
+                    Fixtures.test(
+                        user: "@u\(index % 7)", count: index, replay: replay, provider: provider,
+                        at: Double((40 - index) / 2 * 60)))
             }
             var incomplete = Fixtures.test(user: "@solo", count: 1, at: 600)
             incomplete.replays.removeLast()
@@ -198,7 +216,9 @@ struct ResultStoreBehaviourTests {
                 $0.metadata.provider == "Verizon (cellular)" && $0.metadata.replayName == "Pandora-05132024"
             }
             var streamed: [CrowdTestRecord] = []
-            for try await record in store.crowdTests(CrowdQuery(provider: "Verizon (cellular)", replayName: "Pandora-05132024")) {
+            for try await record in store.crowdTests(
+                CrowdQuery(provider: "Verizon (cellular)", replayName: "Pandora-05132024"))
+            {
                 streamed.append(record)
             }
             #expect(Set(streamed.map(\.key)) == Set(wanted.map(\.key)))
@@ -215,7 +235,9 @@ struct ResultStoreBehaviourTests {
             let to = Fixtures.date(900)
             var ranged: [CrowdTestRecord] = []
             for try await record in store.crowdTests(
-                CrowdQuery(provider: "Verizon (cellular)", replayName: "Pandora-05132024", from: from, to: to, includeSamples: false)
+                CrowdQuery(
+                    provider: "Verizon (cellular)", replayName: "Pandora-05132024", from: from, to: to,
+                    includeSamples: false)
             ) {
                 ranged.append(record)
             }
@@ -224,7 +246,9 @@ struct ResultStoreBehaviourTests {
             #expect(ranged.allSatisfy { $0.original.count == 0 && $0.control.count == 0 && $0.originalMeanMbps > 0 })
 
             var none = 0
-            for try await _ in store.crowdTests(CrowdQuery(provider: "Nobody", replayName: "Pandora-05132024")) { none += 1 }
+            for try await _ in store.crowdTests(CrowdQuery(provider: "Nobody", replayName: "Pandora-05132024")) {
+                none += 1
+            }
             #expect(none == 0)
         }
     }
@@ -240,7 +264,9 @@ struct ResultStoreBehaviourTests {
             for try await record in store.tests(TestFilter()) { all.append(record) }
             #expect(all == records.map { Fixtures.stored($0) })
             var some: [TestRecord] = []
-            for try await record in store.tests(TestFilter(from: Fixtures.date(20), to: Fixtures.date(90), provider: "B")) {
+            for try await record in store.tests(
+                TestFilter(from: Fixtures.date(20), to: Fixtures.date(90), provider: "B"))
+            {
                 some.append(record)
             }
             #expect(some.map(\.key.historyCount) == [6, 7, 8])
@@ -281,7 +307,11 @@ struct ResultStoreBehaviourTests {
                     )
                     groups[row, default: 0] += 1
                 }
-                return groups.map { var row = $0.key; row.count = $0.value; return row }.sorted(by: CountRow.storeOrder)
+                return groups.map {
+                    var row = $0.key
+                    row.count = $0.value
+                    return row
+                }.sorted(by: CountRow.storeOrder)
             }
 
             let matrix = try await store.counts(CountQuery(groupBy: [.provider, .replay, .verdict]))
@@ -294,7 +324,9 @@ struct ResultStoreBehaviourTests {
             let from = Fixtures.date(100_000)
             let to = Fixtures.date(400_000)
             let filtered = try await store.counts(
-                CountQuery(groupBy: [.verdict], from: from, to: to, providers: ["Verizon (cellular)", "Comcast (WiFi)"], replays: ["Pandora-05132024"])
+                CountQuery(
+                    groupBy: [.verdict], from: from, to: to, providers: ["Verizon (cellular)", "Comcast (WiFi)"],
+                    replays: ["Pandora-05132024"])
             )
             let subset = records.filter {
                 $0.metadata.startedAt >= from && $0.metadata.startedAt < to
@@ -304,8 +336,11 @@ struct ResultStoreBehaviourTests {
             #expect(!subset.isEmpty)
             #expect(filtered == expected(subset, [.verdict]))
 
-            let onlyDifferentiation = try await store.counts(CountQuery(groupBy: [.provider], verdicts: [.differentiation]))
-            #expect(onlyDifferentiation == expected(records.filter { $0.mainAnalysis?.summary.verdict == .differentiation }, [.provider]))
+            let onlyDifferentiation = try await store.counts(
+                CountQuery(groupBy: [.provider], verdicts: [.differentiation]))
+            #expect(
+                onlyDifferentiation
+                    == expected(records.filter { $0.mainAnalysis?.summary.verdict == .differentiation }, [.provider]))
             #expect(try await store.counts(CountQuery(groupBy: [.provider], providers: [])) == [])
         }
     }
@@ -314,18 +349,22 @@ struct ResultStoreBehaviourTests {
     func localizations(kind: StoreKind) async throws {
         try await StoreHarness.withStore(kind) { store in
             var run = LocalizationRun(
-                userID: "@y", historyCounts: [11, 12], servers: ["192.0.2.1", "192.0.2.2"], replayName: "Netflix-05132024",
+                userID: "@y", historyCounts: [11, 12], servers: ["192.0.2.1", "192.0.2.2"],
+                replayName: "Netflix-05132024",
                 singleServer: "192.0.2.9", singleHistoryCount: 10, requestedAt: Fixtures.date(5)
             )
             try await store.save(localization: run)
             #expect(try await store.localization(userID: "@y", historyCounts: [11, 12])?.summary == nil)
             run.summary = LocalizationSummary(
-                mwuStatistic: 4210, mwuPValue: 0.003, simultaneousMeansMbps: [1.5, 1.6], sumMeanMbps: 3.1, singleMeanMbps: 3.0,
-                intervalSizes: [0.5, 1.0], correlationPValues: [0.01, .nan], averageLoss: [0.02, 0.03], verdict: .accessNetwork
+                mwuStatistic: 4210, mwuPValue: 0.003, simultaneousMeansMbps: [1.5, 1.6], sumMeanMbps: 3.1,
+                singleMeanMbps: 3.0,
+                intervalSizes: [0.5, 1.0], correlationPValues: [0.01, .nan], averageLoss: [0.02, 0.03],
+                verdict: .accessNetwork
             )
             try await store.save(localization: run)
             let later = LocalizationRun(
-                userID: "@y", historyCounts: [13, 14], servers: ["a", "b"], replayName: "Netflix-05132024", requestedAt: Fixtures.date(50)
+                userID: "@y", historyCounts: [13, 14], servers: ["a", "b"], replayName: "Netflix-05132024",
+                requestedAt: Fixtures.date(50)
             )
             try await store.save(localization: later)
             let read = try #require(try await store.localization(userID: "@y", historyCounts: [11, 12]))
@@ -337,13 +376,17 @@ struct ResultStoreBehaviourTests {
             #expect(try await store.localizations(userID: "@y").map(\.historyCounts) == [[13, 14], [11, 12]])
             #expect(try await store.localization(userID: "@y", historyCounts: [1, 2]) == nil)
             let error = await #expect(throws: WeheStoreError.self) {
-                try await store.save(localization: LocalizationRun(userID: "@y", historyCounts: [1], servers: ["a"], replayName: "x", requestedAt: Date()))
+                try await store.save(
+                    localization: LocalizationRun(
+                        userID: "@y", historyCounts: [1], servers: ["a"], replayName: "x", requestedAt: Date()))
             }
             #expect(error?.code == .invalidRecord)
         }
     }
 
-    @Test("the session log keeps anonymised entries, newest first, filtered and counted by kind", arguments: StoreKind.allCases)
+    @Test(
+        "the session log keeps anonymised entries, newest first, filtered and counted by kind",
+        arguments: StoreKind.allCases)
     func sessionLog(kind: StoreKind) async throws {
         try await StoreHarness.withStore(kind) { store in
             let events = (0..<9).map { index in
@@ -360,33 +403,46 @@ struct ResultStoreBehaviourTests {
                 )
             }
             try await store.append(events: events)
-            try await store.append(event: SessionEvent(at: Fixtures.date(100), kind: .error, detail: "side channel reset"))
+            try await store.append(
+                event: SessionEvent(at: Fixtures.date(100), kind: .error, detail: "side channel reset"))
             let latest = try await store.sessionEvents(SessionEventQuery(limit: 3))
             #expect(latest.map(\.kind) == [.error, .admissionGranted, .admissionGranted])
             #expect(latest[1].clientAddress == "2001:db8:aaaa::/48")
             #expect(latest[1].userID == "@s8")
-            let denied = try await store.sessionEvents(SessionEventQuery(from: Fixtures.date(1), to: Fixtures.date(7), kinds: [.admissionDenied]))
+            let denied = try await store.sessionEvents(
+                SessionEventQuery(from: Fixtures.date(1), to: Fixtures.date(7), kinds: [.admissionDenied]))
             #expect(denied.map(\.historyCount) == [6, 3])
             #expect(denied.first?.detail == "0;2;100 another client holds this address")
             let counts = try await store.sessionEventCounts(from: nil, to: Fixtures.date(50))
-            #expect(counts == [SessionEventCount(kind: .admissionDenied, count: 3), SessionEventCount(kind: .admissionGranted, count: 6)])
+            #expect(
+                counts == [
+                    SessionEventCount(kind: .admissionDenied, count: 3),
+                    SessionEventCount(kind: .admissionGranted, count: 6),
+                ])
         }
     }
 
-    @Test("client addresses are kept as configured: custom prefixes or, when asked for, in full", arguments: StoreKind.allCases)
+    @Test(
+        "client addresses are kept as configured: custom prefixes or, when asked for, in full",
+        arguments: StoreKind.allCases)
     func anonymisationPolicy(kind: StoreKind) async throws {
         let wide = try AnonymizationPolicy(ipv4PrefixLength: 16, ipv6PrefixLength: 32)
         try await StoreHarness.withStore(kind, anonymization: wide) { store in
             let key = TestKey(userID: "@p", historyCount: 1)
-            try await store.save(replay: Fixtures.replay(key, testID: 0, mean: 1), metadata: Fixtures.metadata(address: "203.0.113.200"))
+            try await store.save(
+                replay: Fixtures.replay(key, testID: 0, mean: 1), metadata: Fixtures.metadata(address: "203.0.113.200"))
             #expect(try await store.test(key)?.metadata.clientAddress == "203.0.0.0/16")
-            try await store.save(replay: Fixtures.replay(key, testID: 0, mean: 1), metadata: Fixtures.metadata(address: "not an address"))
+            try await store.save(
+                replay: Fixtures.replay(key, testID: 0, mean: 1), metadata: Fixtures.metadata(address: "not an address")
+            )
             #expect(try await store.test(key)?.metadata.clientAddress == "203.0.0.0/16")
         }
         let full = try AnonymizationPolicy(storeFullAddress: true)
         try await StoreHarness.withStore(kind, anonymization: full) { store in
             let key = TestKey(userID: "@p", historyCount: 2)
-            try await store.save(replay: Fixtures.replay(key, testID: 0, mean: 1), metadata: Fixtures.metadata(address: "[2001:DB8::0:1]"))
+            try await store.save(
+                replay: Fixtures.replay(key, testID: 0, mean: 1),
+                metadata: Fixtures.metadata(address: "[2001:DB8::0:1]"))
             #expect(try await store.test(key)?.metadata.clientAddress == "2001:db8::1")
         }
     }

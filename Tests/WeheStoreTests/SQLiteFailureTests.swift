@@ -126,7 +126,8 @@ struct SQLiteFailureTests {
         try await StoreHarness.withTemporaryDirectory { directory in
             let path = directory + "/damaged.sqlite"
             let store = try await Self.open(path)
-            try await store.save(tests: (0..<300).map { Fixtures.test(count: $0, at: Double($0), verdict: .noDifferentiation) })
+            try await store.save(
+                tests: (0..<300).map { Fixtures.test(count: $0, at: Double($0), verdict: .noDifferentiation) })
             await store.close()
             let handle = try #require(FileHandle(forUpdatingAtPath: path))
             let size = try handle.seekToEnd()
@@ -205,7 +206,9 @@ struct SQLiteFailureTests {
         }
     }
 
-    @Test("a database file without write permission is reported as read-only", .enabled(if: getuid() != 0, "root ignores file permissions"))
+    @Test(
+        "a database file without write permission is reported as read-only",
+        .enabled(if: getuid() != 0, "root ignores file permissions"))
     func readOnlyFile() async throws {
         try await StoreHarness.withTemporaryDirectory { directory in
             let path = directory + "/perm.sqlite"
@@ -259,7 +262,8 @@ struct SQLiteFailureTests {
             let newer = directory + "/newer.sqlite"
             let store = try await Self.open(newer)
             await store.close()
-            try await Self.raw(newer, ["INSERT INTO wehe_schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)"])
+            try await Self.raw(
+                newer, ["INSERT INTO wehe_schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)"])
             let newerError = await #expect(throws: WeheStoreError.self) { _ = try await Self.open(newer) }
             #expect(newerError?.code == .migrationFailed)
             #expect(newerError?.message.contains("99") == true)

@@ -28,11 +28,14 @@ struct SampleCodecTests {
     @Test("the layout is little-endian")
     func layout() {
         let blob = SampleCodec.encode(ThroughputSeries(mbps: [1], times: [0.5]))
-        #expect(Array(blob) == [2, 1, 0, 0, 0] + Array(withUnsafeBytes(of: (0.5).bitPattern.littleEndian) { Array($0) })
-            + Array(withUnsafeBytes(of: (1.0).bitPattern.littleEndian) { Array($0) }))
+        #expect(
+            Array(blob) == [2, 1, 0, 0, 0] + Array(withUnsafeBytes(of: (0.5).bitPattern.littleEndian) { Array($0) })
+                + Array(withUnsafeBytes(of: (1.0).bitPattern.littleEndian) { Array($0) }))
     }
 
-    @Test("malformed blobs decode to nil", arguments: [Data(), Data([2, 1, 0]), Data([9, 0, 0, 0, 0]), Data([1, 2, 0, 0, 0, 1, 2, 3])])
+    @Test(
+        "malformed blobs decode to nil",
+        arguments: [Data(), Data([2, 1, 0]), Data([9, 0, 0, 0, 0]), Data([1, 2, 0, 0, 0, 1, 2, 3])])
     func malformed(blob: Data) {
         #expect(SampleCodec.decode(blob) == nil)
     }

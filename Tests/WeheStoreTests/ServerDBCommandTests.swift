@@ -47,9 +47,12 @@ struct ServerDBCommandTests {
                 configuration: SQLStoreConfiguration(backend: .sqlite(SQLiteOptions(path: path))),
                 logger: quietLogger
             )
-            var odd = Fixtures.test(count: 2, provider: "Comcast, \"Xfinity\" (WiFi)", at: 10, verdict: .differentiation)
+            var odd = Fixtures.test(
+                count: 2, provider: "Comcast, \"Xfinity\" (WiFi)", at: 10, verdict: .differentiation)
             odd.analyses[0].summary.areaTest = .nan
-            let records = [Fixtures.test(count: 1, at: 0, verdict: .noDifferentiation), odd, Fixtures.test(count: 3, at: 20)]
+            let records = [
+                Fixtures.test(count: 1, at: 0, verdict: .noDifferentiation), odd, Fixtures.test(count: 3, at: 20),
+            ]
             try await store.save(tests: records)
             await store.close()
 
@@ -86,7 +89,9 @@ struct ServerDBCommandTests {
             #expect(summary["areaTest"] as? String == "NaN")
             #expect(summary["verdict"] as? String == "differentiation")
 
-            let csv = try Self.run(["db", "export", "--database", path, "--format", "csv", "--from", "2024-05-13T12:00:05Z"])
+            let csv = try Self.run([
+                "db", "export", "--database", path, "--format", "csv", "--from", "2024-05-13T12:00:05Z",
+            ])
             #expect(csv.status == 0, "\(csv.errors)")
             let rows = csv.output.components(separatedBy: "\r\n").filter { !$0.isEmpty }
             #expect(rows.count == 3)
@@ -114,7 +119,9 @@ struct ServerDBCommandTests {
             #expect(export.status == 3)
             #expect(export.errors.contains("database \(corrupted): corrupted"))
 
-            let both = try Self.run(["db", "check", "--database", missing, "--postgres-url", "postgres://x@127.0.0.1/y"])
+            let both = try Self.run([
+                "db", "check", "--database", missing, "--postgres-url", "postgres://x@127.0.0.1/y",
+            ])
             #expect(both.status == 64)
             #expect(both.errors.contains("exclude each other"))
         }

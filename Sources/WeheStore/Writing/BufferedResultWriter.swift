@@ -57,7 +57,7 @@ package actor BufferedResultWriter {
         do {
             try await write.apply(to: store)
             return .stored
-        } catch where error.isRetryable {
+        } catch  where error.isRetryable {
             lastError = error
             return try enqueue(write, reason: error.description)
         } catch {
@@ -108,7 +108,7 @@ package actor BufferedResultWriter {
                 try await next.apply(to: store)
                 advance()
                 consecutiveFailures = 0
-            } catch where error.isRetryable {
+            } catch  where error.isRetryable {
                 consecutiveFailures += 1
                 lastError = error
                 logger.warning(

@@ -70,7 +70,8 @@ final class SQLiteBackend: SQLBackend {
     }
 
     private static func configure(_ database: any SQLDatabase, options: SQLiteOptions) async throws {
-        let milliseconds = options.busyTimeout.components.seconds * 1000
+        let milliseconds =
+            options.busyTimeout.components.seconds * 1000
             + options.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         let busy = "PRAGMA busy_timeout = \(max(0, milliseconds))"
         let synchronous = "PRAGMA synchronous = \(options.synchronous.rawValue)"

@@ -49,7 +49,9 @@ enum Fixtures {
         )
     }
 
-    static func replay(_ key: TestKey, testID: Int, mean: Double, at seconds: Double = 0, count: Int = 20) -> ReplayRecord {
+    static func replay(_ key: TestKey, testID: Int, mean: Double, at seconds: Double = 0, count: Int = 20)
+        -> ReplayRecord
+    {
         ReplayRecord(
             key: key.replay(testID),
             replayName: testID == 0 ? "Pandora-05132024" : "PandoraRandom-05132024",
