@@ -16,9 +16,15 @@ let package = Package(
     products: [
         .library(name: "WeheClient", targets: ["WeheCore", "WeheWire"]),
         .executable(name: "wehe", targets: ["wehe"]),
+        .executable(name: "wehe-server", targets: ["wehe-server"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/sql-kit", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/postgres-kit", from: "2.17.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     ],
     targets: [
         // layer 0
@@ -29,6 +35,27 @@ let package = Package(
         .target(
             name: "WeheAnalysis",
             dependencies: ["WeheCore", "WeheStatistics"],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "WeheStore",
+            dependencies: ["WeheCore", .product(name: "Logging", package: "swift-log")],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
+        // layer 2
+        .target(
+            name: "WeheStoreSQL",
+            dependencies: [
+                "WeheCore", "WeheStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             exclude: ["README.md"],
             swiftSettings: strict
         ),
@@ -49,8 +76,21 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "wehe-server",
+            dependencies: [
+                "WeheCore", "WeheStore", "WeheStoreSQL",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "wehe-bench",
-            dependencies: ["WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis"],
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
         ),
@@ -67,6 +107,16 @@ let package = Package(
         .testTarget(
             name: "WeheAnalysisTests",
             dependencies: ["WeheCore", "WeheStatistics", "WeheAnalysis"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheStoreTests",
+            dependencies: [
+                "WeheCore", "WeheStore", "WeheStoreSQL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),

@@ -15,6 +15,8 @@ case "replays":
     runReplayBenchmarks(directory: rest.first ?? "../shared/replays")
 case "statistics":
     runStatisticsBenchmarks()
+case "store":
+    await runStoreBenchmarks(postgresURL: getenv("WEHE_BENCH_POSTGRES_URL").map { String(cString: $0) })
 case "crowd":
     runCrowdBenchmark(records: rest.first.flatMap { Int($0) } ?? 1_000_000)
 default:
@@ -23,6 +25,7 @@ default:
         usage: wehe-bench <suite> [options]
           replays [dir]      load + validate a replay directory and its largest trace
           statistics         exact KS p-value timings
+          store              SQLite (and PostgreSQL via $WEHE_BENCH_POSTGRES_URL) inserts/s and 1M-test streaming
           crowd [records]    crowd-sourced analysis over synthetic test records (compare: scripts/crowd_reference.py)
         """
     )
