@@ -137,6 +137,45 @@ func runCrowdBenchmark(records: Int, seed: UInt64 = 20_250_101) {
                 + "population p \(report.populationKSPValue.map { String(format: "%.3g", $0) } ?? "-"), "
                 + "rates [\(rates.joined(separator: ", "))], true positives \(report.truePositives)")
     }
+    print("  report digest (all fields but population p-values): \(reportDigest(reports))")
+    let populationValues = reports.compactMap { report in
+        report.populationKSPValue.map { String(format: "%@/%@ %.15g", report.provider, report.replay, $0) }
+    }
+    print("  population p-values: \(populationValues.joined(separator: ", "))")
+}
+
+/// FNV-1a digest of every report field except the population KS p-value (whose last bits depend on the exact
+/// algorithm), so that two runs with equal digests found the same groups, counts, verdicts, ratios and rates.
+func reportDigest(_ reports: [CrowdGroupReport]) -> String {
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    func mix(_ word: UInt64) {
+        for shift in stride(from: 0, to: 64, by: 8) {
+            hash = (hash ^ ((word >> UInt64(shift)) & 0xFF)) &* 0x0000_0100_0000_01B3
+        }
+    }
+    func mix(_ text: String) {
+        for byte in text.utf8 { mix(UInt64(byte)) }
+        mix(0xFFFF)
+    }
+    for report in reports {
+        mix(report.provider)
+        mix(report.replay)
+        mix(UInt64(report.totalTests))
+        mix(UInt64(report.rejectedTests))
+        mix(UInt64(report.positiveTests))
+        mix(report.analyzed ? 1 : 0)
+        mix(report.populationRatio.map(\.bitPattern) ?? 0xDEAD)
+        mix(report.populationDiffers.map { $0 ? 1 : 0 } ?? 2)
+        mix(report.densityThreshold.map(\.bitPattern) ?? 0xDEAD)
+        for rate in report.rates {
+            mix(rate.rate.bitPattern)
+            mix(rate.lower.bitPattern)
+            mix(rate.upper.bitPattern)
+        }
+        mix(UInt64(report.truePositives))
+        mix(report.note ?? "-")
+    }
+    return String(hash, radix: 16)
 }
 
 /// CPU time used by this process so far, seconds (the machine may be shared, so wall time alone misleads).
