@@ -17,6 +17,8 @@ import WeheStatistics
         var usedMethod: String
         var statistic: Double
         var pValue: Double
+        /// Equal sizes, exact method: the reflection sum evaluated in rational arithmetic, rounded once.
+        var exactPValue: Double?
     }
 
     struct DistributionCase: Decodable, Sendable {
@@ -66,6 +68,27 @@ import WeheStatistics
             #expect(error <= tolerance, "p of \(item.id): \(result.pValue) vs \(item.pValue)")
         }
         for tracker in [exactModerate, exactTiny, asymptotic, statistic] { print(tracker.summary) }
+    }
+
+    /// Equal sizes up to 100 000 against the exact rational value of the reflection sum (independent of SciPy's
+    /// floating-point evaluation), from p ≈ 1 down to `2/C(1000, 500) ≈ 7.4e-300`.
+    @Test func equalSizesMatchExactRationals() throws {
+        let cases = try Golden.cases("ks", as: Case.self).filter { $0.exactPValue != nil }
+        #expect(cases.count >= 30)
+        var tracker = ErrorTracker("KS equal sizes vs rational")
+        var largest = 0
+        for item in cases {
+            guard let exact = item.exactPValue else { continue }
+            let a = try item.a.materialize()
+            let b = try item.b.materialize()
+            let result = try KolmogorovSmirnov.twoSample(a, b, method: Self.method(item.method))
+            #expect(result.method == .exact, "method of \(item.id)")
+            largest = max(largest, a.count)
+            let error = tracker.record(result.pValue, exact, item.id)
+            #expect(error <= 1e-13, "p of \(item.id): \(result.pValue) vs \(exact)")
+        }
+        #expect(largest == 100_000)
+        print(tracker.summary)
     }
 
     @Test func kolmogorovDistributionMatchesSciPy() throws {
