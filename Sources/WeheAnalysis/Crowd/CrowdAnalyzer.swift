@@ -66,8 +66,20 @@ public struct CrowdAnalyzer<Generator: RandomNumberGenerator> {
     }
 
     /// The jackknife subset draws of one test, from the analyzer's generator.
+    ///
+    /// With the usual `SeededGenerator` the draws run on a copy of concrete type, which the compiler specializes
+    /// (thousands of draws per test would otherwise each go through the generic witness table); the copy is then
+    /// written back, so the generator advances exactly as in the generic path.
     mutating func drawJackknife(original: [Double], control: [Double]) -> CrowdTestEvaluation.JackknifeDraws? {
-        CrowdTestEvaluation.JackknifeDraws(
+        if var seeded = generator as? SeededGenerator {
+            let draws = CrowdTestEvaluation.JackknifeDraws(
+                firstSize: original.count, secondSize: control.count, configuration: configuration, using: &seeded)
+            if let advanced = seeded as? Generator {
+                generator = advanced
+                return draws
+            }
+        }
+        return CrowdTestEvaluation.JackknifeDraws(
             firstSize: original.count, secondSize: control.count, configuration: configuration, using: &generator)
     }
 
