@@ -122,9 +122,15 @@ struct CrowdBenchmarkOptions {
         }
         while index < arguments.count {
             switch arguments[index] {
-            case "--parallelism": guard let v = value(), v >= 1 else { return nil }; options.parallelism = v
-            case "--batch": guard let v = value(), v >= 1 else { return nil }; options.batchSize = v
-            case "--python": guard let v = value(), v >= 0 else { return nil }; options.pythonRecords = v
+            case "--parallelism":
+                guard let count = value(), count >= 1 else { return nil }
+                options.parallelism = count
+            case "--batch":
+                guard let count = value(), count >= 1 else { return nil }
+                options.batchSize = count
+            case "--python":
+                guard let count = value(), count >= 0 else { return nil }
+                options.pythonRecords = count
             case "--no-python": options.pythonRecords = 0
             case "--check-sequential": options.checkSequential = true
             case let text:
@@ -246,7 +252,8 @@ private func runPythonReference(
     let childRSS = Double(usage.ru_maxrss) / 1024
     let lines = text.split(separator: "\n").map(String.init)
     for line in lines.prefix(6) { print("  | \(line)") }
-    guard process.terminationStatus == 0, let analysisLine = lines.first(where: { $0.contains("analysis (difference)") })
+    guard process.terminationStatus == 0,
+        let analysisLine = lines.first(where: { $0.contains("analysis (difference)") })
     else {
         print("  python reference failed (exit status \(process.terminationStatus))")
         return
@@ -264,8 +271,9 @@ private func runPythonReference(
         let pythonGroups = lines.filter { $0.hasPrefix("  P") || $0.hasPrefix("  positive tests") }
         let checksumLine = lines.first { $0.contains("checksum") } ?? ""
         let sameChecksum = checksumLine.contains(String(format: "checksum %.6f", swiftChecksum))
-        print("  same data (checksum): \(sameChecksum ? "yes" : "NO"); same groups, positives, rates and true "
-            + "positives: \(pythonGroups == swiftGroupLines ? "yes" : "NO")")
+        print(
+            "  same data (checksum): \(sameChecksum ? "yes" : "NO"); same groups, positives, rates and true "
+                + "positives: \(pythonGroups == swiftGroupLines ? "yes" : "NO")")
         print(
             String(
                 format: "  ratio python/swift, analysis of %d records: %.1f× in CPU seconds (%.2f s vs %.2f s), "

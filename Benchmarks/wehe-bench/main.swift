@@ -19,8 +19,9 @@ case "crowd":
     if let options = CrowdBenchmarkOptions.parse(rest) {
         await runCrowdBenchmark(options)
     } else {
-        print("usage: wehe-bench crowd [records] [--parallelism P] [--batch B] [--python N | --no-python] "
-            + "[--check-sequential]")
+        print(
+            "usage: wehe-bench crowd [records] [--parallelism P] [--batch B] [--python N | --no-python] "
+                + "[--check-sequential]")
     }
 default:
     print(

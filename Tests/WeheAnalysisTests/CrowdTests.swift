@@ -134,9 +134,11 @@ func crowdParallelMatchesSequential(parallelism: Int, batchSize: Int) async thro
     // Interleave groups, malformed records, precomputed scalars and lists too short for a jackknife.
     var generator = SeededGenerator(seed: 5)
     records.shuffle(using: &generator)
-    records.insert(CrowdTestRecord(provider: "B", replay: "Video", measurement: .samples(original: [], control: [1])), at: 3)
     records.insert(
-        CrowdTestRecord(provider: "A", replay: "Video", measurement: .samples(original: [1, .nan], control: [1])), at: 90)
+        CrowdTestRecord(provider: "B", replay: "Video", measurement: .samples(original: [], control: [1])), at: 3)
+    records.insert(
+        CrowdTestRecord(provider: "A", replay: "Video", measurement: .samples(original: [1, .nan], control: [1])),
+        at: 90)
     records.insert(
         CrowdTestRecord(provider: "A", replay: "Video", measurement: .samples(original: [0.5], control: [9])), at: 200)
     let given = CrowdTestScalars(
