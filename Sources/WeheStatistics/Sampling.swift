@@ -18,31 +18,30 @@ public enum Sampling {
         return Array(pool[0..<take])
     }
 
-    /// The positions that `withoutReplacement` picks from any array of `size` elements: for the same generator
-    /// state, `withoutReplacement(values, count: count)` equals `positions[0..<take].map { values[$0] }`, and the
-    /// generator advances exactly as it would there. Lets a caller draw subsets without copying the values (and
-    /// draw now, evaluate later).
-    ///
-    /// `positions` is refilled with 0..<size (its storage is reused) and shuffled in place; the picks are its first
-    /// `take` entries.
-    /// - Returns: `take`, the number of picks: `count` clamped to 0…`size` (0 for a negative size).
+    /// The positions that `withoutReplacement` picks from any array of `size` elements, appended to `positions`:
+    /// for the same generator state, `withoutReplacement(values, count: count)` equals the appended positions mapped
+    /// through `values`, and the generator advances exactly as it would there. Lets a caller draw subsets without
+    /// copying the values (and draw now, evaluate later).
+    /// - Returns: the number of appended positions, `count` clamped to 0…`size` (0 for a negative size).
     @inlinable
-    public static func choosePositions(
-        count: Int, from size: Int, into positions: inout [Int], using generator: inout some RandomNumberGenerator
+    @discardableResult
+    public static func appendPositions(
+        count: Int, from size: Int, to positions: inout [Int], using generator: inout some RandomNumberGenerator
     ) -> Int {
         let size = max(size, 0)
         let take = min(max(count, 0), size)
-        positions.removeAll(keepingCapacity: true)
+        let base = positions.count
         positions.append(contentsOf: 0..<size)
         for position in 0..<take {
             let chosen = position + uniformIndex(below: size - position, using: &generator)
-            positions.swapAt(position, chosen)
+            positions.swapAt(base + position, base + chosen)
         }
+        positions.removeLast(size - take)
         return take
     }
 
     /// A uniformly distributed integer in 0..<bound (bound > 0).
-    @usableFromInline
+    @inlinable
     static func uniformIndex(below bound: Int, using generator: inout some RandomNumberGenerator) -> Int {
         let range = UInt64(bound)
         var product = generator.next().multipliedFullWidth(by: range)

@@ -35,14 +35,16 @@ import WeheStatistics
         var byValues = SeededGenerator(seed: seed)
         var byPositions = SeededGenerator(seed: seed)
         let values = (0..<size).map { Double($0) * 1.5 + 0.25 }
-        var positions = [7, 7, 7]  // stale content must not matter
-        for _ in 0..<3 {
+        var positions = [7, 7, 7]  // earlier content stays in front
+        for round in 0..<3 {
             let subset = Sampling.withoutReplacement(values, count: count, using: &byValues)
-            let take = Sampling.choosePositions(count: count, from: size, into: &positions, using: &byPositions)
+            let before = positions.count
+            let take = Sampling.appendPositions(count: count, from: size, to: &positions, using: &byPositions)
             #expect(take == subset.count)
-            #expect(positions.count == size)
-            #expect(positions.prefix(take).map { values[$0] } == subset)
+            #expect(positions.count == before + take)
+            #expect(positions[before...].map { values[$0] } == subset, "round \(round)")
         }
+        #expect(positions.prefix(3) == [7, 7, 7])
         #expect(byValues.next() == byPositions.next())
     }
 

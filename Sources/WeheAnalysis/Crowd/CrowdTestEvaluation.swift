@@ -187,13 +187,10 @@ enum CrowdTestEvaluation {
             self.secondCount = secondCount
             self.rounds = rounds
             var positions: [Int] = []
-            positions.reserveCapacity(rounds * (firstCount + secondCount))
-            var scratch: [Int] = []
+            positions.reserveCapacity((rounds - 1) * (firstCount + secondCount) + max(firstSize, secondSize))
             for _ in 0..<rounds {
-                _ = Sampling.choosePositions(count: firstCount, from: firstSize, into: &scratch, using: &generator)
-                positions.append(contentsOf: scratch[0..<firstCount])
-                _ = Sampling.choosePositions(count: secondCount, from: secondSize, into: &scratch, using: &generator)
-                positions.append(contentsOf: scratch[0..<secondCount])
+                Sampling.appendPositions(count: firstCount, from: firstSize, to: &positions, using: &generator)
+                Sampling.appendPositions(count: secondCount, from: secondSize, to: &positions, using: &generator)
             }
             self.positions = positions
         }

@@ -41,10 +41,11 @@ enum Jackknife {
         var firstSubset = [Double](repeating: 0, count: firstCount)
         var secondSubset = [Double](repeating: 0, count: secondCount)
         for _ in 0..<rounds {
-            _ = Sampling.choosePositions(count: firstCount, from: first.count, into: &positions, using: &generator)
+            positions.removeAll(keepingCapacity: true)
+            Sampling.appendPositions(count: firstCount, from: first.count, to: &positions, using: &generator)
+            Sampling.appendPositions(count: secondCount, from: second.count, to: &positions, using: &generator)
             for index in 0..<firstCount { firstSubset[index] = first[positions[index]] }
-            _ = Sampling.choosePositions(count: secondCount, from: second.count, into: &positions, using: &generator)
-            for index in 0..<secondCount { secondSubset[index] = second[positions[index]] }
+            for index in 0..<secondCount { secondSubset[index] = second[positions[firstCount + index]] }
             let result = try StatisticsBridge.kolmogorovSmirnov(
                 sorting: &firstSubset, &secondSubset, of: "jackknife subsets")
             statisticSum += result.statistic
