@@ -3,8 +3,9 @@ public import WeheStatistics
 /// The crowd-sourced fixed-rate throttling analysis (analysis.md sections 4.2-4.6), built to stream over millions of
 /// tests.
 ///
-/// Feed records one at a time with `add(_:)` (or hand a sequence to `analyze`). Each record's per-test work (means,
-/// maxima, KS test, jackknife) happens on arrival and only a few scalars per test are kept, grouped by
+/// Feed records one at a time with `add(_:)`, in batches with `add(contentsOf:parallelism:)` (same results, the
+/// per-test work spread over child tasks), or hand a sequence to `analyze`. Each record's per-test work (means,
+/// maxima, KS test, jackknife) happens on arrival and only three scalars per test are kept, grouped by
 /// (provider, replay). `finish()` then applies, per group:
 /// * the size rule: analysed unless it has fewer than 100 tests *and* fewer than 10 positive tests;
 /// * the per-test rule with Bonferroni correction: positive when the jackknife ratio is above 0.95, the KS p-value
@@ -15,9 +16,12 @@ public import WeheStatistics
 ///   only; the throttling rates are all-test peaks strictly inside a positive-test range; true positives are
 ///   positive tests whose original mean falls inside a detected range.
 ///
-/// Because `N` is only known at the end, the Bonferroni test runs in `finish()`. The jackknife, the expensive part,
-/// is computed on arrival only for tests that can still become positive (KS p < 0.05, which every Bonferroni
-/// threshold implies, and a large enough difference); for the others it cannot change the outcome.
+/// Because `N` is only known at the end, the Bonferroni test runs in `finish()`. On arrival, the cheap condition
+/// comes first: the KS test runs only when the difference is above the threshold, and the jackknife only when, in
+/// addition, KS p < `familywiseAlpha` (which every Bonferroni threshold implies); for the other tests neither value
+/// can change the outcome, so they are not computed (`scalars` still computes the KS p-value for every test). The
+/// jackknife stops as soon as the remaining rounds cannot change `ratio > ratioThreshold`, but always draws all its
+/// subsets, so the generator advances exactly as in the full computation.
 ///
 /// Not implemented: the delayed-throttling detection of section 4.4 (PELT change points, boost bytes). Means are
 /// therefore computed over whole replays, as the reference does for providers other than T-Mobile. Grouping by
