@@ -143,90 +143,125 @@ struct CrowdBenchmarkOptions {
     }
 }
 
+/// One timed Swift pass over the first `records` synthetic records.
+struct SwiftCrowdRun {
+    var records: Int
+    var generation: (wall: Double, cpu: Double)
+    var total: (wall: Double, cpu: Double)
+    var groupPhaseCPU: Double
+    var checksum: Double
+    var reports: [CrowdGroupReport]
+    var analysis: (wall: Double, cpu: Double) { (total.wall - generation.wall, total.cpu - generation.cpu) }
+
+    /// Generation alone, then generation plus analysis, both in batches of `options.batchSize` records.
+    static func measure(records: Int, _ options: CrowdBenchmarkOptions) async throws -> SwiftCrowdRun {
+        let data = CrowdBenchmarkRecords(count: records, seed: options.seed)
+        var checksum = 0.0
+        let generation = await timed {
+            for start in stride(from: 0, to: records, by: options.batchSize) {
+                let batch = await data.batch(start..<min(start + options.batchSize, records), options.parallelism)
+                for record in batch {
+                    if case .samples(let original, _) = record.measurement { checksum += original[0] }
+                }
+            }
+        }
+        var reports: [CrowdGroupReport] = []
+        var failure: (any Error)?
+        var groupPhase = 0.0
+        let total = await timed {
+            do {
+                var analyzer = try CrowdAnalyzer(seed: options.seed)
+                for start in stride(from: 0, to: records, by: options.batchSize) {
+                    let batch = await data.batch(start..<min(start + options.batchSize, records), options.parallelism)
+                    await analyzer.add(contentsOf: batch, parallelism: options.parallelism)
+                }
+                let groupStart = processCPUSeconds()
+                reports = try analyzer.finish()
+                groupPhase = processCPUSeconds() - groupStart
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return SwiftCrowdRun(
+            records: records, generation: generation, total: total, groupPhaseCPU: groupPhase, checksum: checksum,
+            reports: reports)
+    }
+
+    /// The timing lines, in the format `scripts/crowd_reference.py` prints them.
+    func printTimes() {
+        print(
+            String(
+                format: "  generation only:        %8.2f s wall, %8.2f s CPU (checksum %.6f)", generation.wall,
+                generation.cpu, checksum))
+        print(String(format: "  generation + analysis:  %8.2f s wall, %8.2f s CPU", total.wall, total.cpu))
+        print(
+            String(
+                format: "  analysis (difference):  %8.2f s wall, %8.2f s CPU, %.2f µs CPU per record", analysis.wall,
+                analysis.cpu, analysis.cpu / Double(max(records, 1)) * 1e6))
+        print(String(format: "  of which group phase (finish): %8.2f s CPU", groupPhaseCPU))
+    }
+}
+
 /// Times the crowd-sourced analysis over synthetic records and, in the same run, the NumPy/SciPy reference
 /// `scripts/crowd_reference.py` on the same records (as a subprocess; benchmarks may call Python, tests never do).
 ///
 /// Swift side: the records are generated in batches (in parallel) and handed to
 /// `CrowdAnalyzer.add(contentsOf:parallelism:)`; only per-test scalars are retained. Two passes: generation alone,
 /// then generation plus analysis; the analysis time is the difference. CPU seconds (all threads, `getrusage`) are
-/// the figure to compare on a shared machine; wall time is printed too.
+/// the figure to compare on a shared machine; wall time is printed too. When Python runs on fewer records than
+/// Swift (`--python N`), Swift also runs on those N records for a measured ratio, and the ratio for all records is
+/// extrapolated from Python's per-record cost and labelled as such.
 func runCrowdBenchmark(_ options: CrowdBenchmarkOptions) async {
-    let data = CrowdBenchmarkRecords(count: options.records, seed: options.seed)
     print(
-        "crowd analysis: \(options.records) records, seed \(options.seed), parallelism \(options.parallelism), "
-            + "batch \(options.batchSize)")
-    var checksum = 0.0
-    let generation = await timed {
-        for start in stride(from: 0, to: options.records, by: options.batchSize) {
-            let batch = await data.batch(start..<min(start + options.batchSize, options.records), options.parallelism)
-            for record in batch {
-                if case .samples(let original, _) = record.measurement { checksum += original[0] }
-            }
-        }
-    }
-    var reports: [CrowdGroupReport] = []
-    var failure: String?
-    var groupPhase = 0.0
-    let total = await timed {
-        do {
-            var analyzer = try CrowdAnalyzer(seed: options.seed)
-            for start in stride(from: 0, to: options.records, by: options.batchSize) {
-                let batch = await data.batch(
-                    start..<min(start + options.batchSize, options.records), options.parallelism)
-                await analyzer.add(contentsOf: batch, parallelism: options.parallelism)
-            }
-            let groupStart = processCPUSeconds()
-            reports = try analyzer.finish()
-            groupPhase = processCPUSeconds() - groupStart
-        } catch {
-            failure = "\(error)"
-        }
-    }
-    if let failure {
-        print("crowd benchmark failed: \(failure)")
+        "crowd analysis (Swift): \(options.records) records, seed \(options.seed), parallelism "
+            + "\(options.parallelism), batch \(options.batchSize)")
+    let run: SwiftCrowdRun
+    do {
+        run = try await SwiftCrowdRun.measure(records: options.records, options)
+    } catch {
+        print("crowd benchmark failed: \(error)")
         return
     }
     let swiftRSS = peakResidentMiB()
-    let analysis = (wall: total.wall - generation.wall, cpu: total.cpu - generation.cpu)
-    print(
-        String(
-            format: "  generation only:        %8.2f s wall, %8.2f s CPU (checksum %.6f)", generation.wall,
-            generation.cpu, checksum))
-    print(String(format: "  generation + analysis:  %8.2f s wall, %8.2f s CPU", total.wall, total.cpu))
-    print(
-        String(
-            format: "  analysis (difference):  %8.2f s wall, %8.2f s CPU, %.2f µs CPU per record", analysis.wall,
-            analysis.cpu, analysis.cpu / Double(max(options.records, 1)) * 1e6))
-    print(String(format: "  of which group phase (finish): %8.2f s CPU", groupPhase))
+    run.printTimes()
     print(String(format: "  peak RSS: %.1f MiB", swiftRSS))
-    let summary = groupLines(reports)
-    for line in summary { print(line) }
-    print("  report digest (all fields but population p-values): \(reportDigest(reports))")
-    let populationValues = reports.compactMap { report in
+    for line in groupLines(run.reports) { print(line) }
+    print("  report digest (all fields but population p-values): \(reportDigest(run.reports))")
+    let populationValues = run.reports.compactMap { report in
         report.populationKSPValue.map { String(format: "%@/%@ %.15g", report.provider, report.replay, $0) }
     }
     print("  population p-values: \(populationValues.joined(separator: ", "))")
 
     if options.checkSequential {
+        let data = CrowdBenchmarkRecords(count: options.records, seed: options.seed)
         let sequentialReports = try? CrowdAnalyzer.analyze(data, seed: options.seed)
-        let same = sequentialReports == reports
+        let same = sequentialReports == run.reports
         print("  one-by-one add(_:) path gives identical reports: \(same ? "yes" : "NO")")
     }
 
     let pythonRecords = min(options.pythonRecords ?? options.records, options.records)
     guard pythonRecords > 0 else { return }
-    runPythonReference(
-        records: pythonRecords, seed: options.seed, swiftRecords: options.records, swiftAnalysisCPU: analysis.cpu,
-        swiftAnalysisWall: analysis.wall, swiftChecksum: checksum, swiftGroupLines: summary)
+    var comparable = run
+    if pythonRecords < options.records {
+        print("crowd analysis (Swift) on the first \(pythonRecords) records, the records Python analyses:")
+        do {
+            comparable = try await SwiftCrowdRun.measure(records: pythonRecords, options)
+        } catch {
+            print("crowd benchmark failed: \(error)")
+            return
+        }
+        comparable.printTimes()
+    }
+    runPythonReference(seed: options.seed, swift: comparable, full: run)
 }
 
-/// Runs `python3 scripts/crowd_reference.py --records N` and prints its figures beside the Swift ones.
-private func runPythonReference(
-    records: Int, seed: UInt64, swiftRecords: Int, swiftAnalysisCPU: Double, swiftAnalysisWall: Double,
-    swiftChecksum: Double, swiftGroupLines: [String]
-) {
+/// Runs `python3 scripts/crowd_reference.py --records N` (N = `swift.records`) and prints its figures beside the
+/// Swift ones: the measured ratio on those N records and, when `full` covers more records, the extrapolation.
+private func runPythonReference(seed: UInt64, swift: SwiftCrowdRun, full: SwiftCrowdRun) {
     let script = "scripts/crowd_reference.py"
-    print("python reference: python3 \(script) --records \(records) --seed \(seed)")
+    let records = swift.records
+    print("python reference (same run, subprocess): python3 \(script) --records \(records) --seed \(seed)")
     guard FileManager.default.fileExists(atPath: script) else {
         print("  skipped: \(script) not found (run from the package root)")
         return
@@ -251,7 +286,7 @@ private func runPythonReference(
     let childCPU = seconds(usage.ru_utime) + seconds(usage.ru_stime)
     let childRSS = Double(usage.ru_maxrss) / 1024
     let lines = text.split(separator: "\n").map(String.init)
-    for line in lines.prefix(6) { print("  | \(line)") }
+    for line in lines.prefix(5) { print("  | \(line)") }
     guard process.terminationStatus == 0,
         let analysisLine = lines.first(where: { $0.contains("analysis (difference)") })
     else {
@@ -267,26 +302,27 @@ private func runPythonReference(
     let pythonWall = numbers[0]
     let pythonCPU = numbers[1]
     print(String(format: "  python process: %.2f s wall, %.2f s CPU, peak RSS %.1f MiB", wall, childCPU, childRSS))
-    if records == swiftRecords {
-        let pythonGroups = lines.filter { $0.hasPrefix("  P") || $0.hasPrefix("  positive tests") }
-        let checksumLine = lines.first { $0.contains("checksum") } ?? ""
-        let sameChecksum = checksumLine.contains(String(format: "checksum %.6f", swiftChecksum))
-        print(
-            "  same data (checksum): \(sameChecksum ? "yes" : "NO"); same groups, positives, rates and true "
-                + "positives: \(pythonGroups == swiftGroupLines ? "yes" : "NO")")
+    let pythonGroups = lines.filter { $0.hasPrefix("  P") || $0.hasPrefix("  positive tests") }
+    let checksumLine = lines.first { $0.contains("checksum") } ?? ""
+    let sameChecksum = checksumLine.contains(String(format: "checksum %.6f", swift.checksum))
+    print(
+        "  same data (checksum): \(sameChecksum ? "yes" : "NO"); same groups, positives, rates and true "
+            + "positives: \(pythonGroups == groupLines(swift.reports) ? "yes" : "NO")")
+    print(
+        String(
+            format: "  RATIO python/swift, analysis of the same %d records: %.1f× in CPU seconds (%.2f s vs %.2f s), "
+                + "%.1f× in wall time (%.2f s vs %.2f s)", records, pythonCPU / swift.analysis.cpu, pythonCPU,
+            swift.analysis.cpu, pythonWall / swift.analysis.wall, pythonWall, swift.analysis.wall))
+    if full.records > records {
+        let scale = Double(full.records) / Double(records)
         print(
             String(
-                format: "  ratio python/swift, analysis of %d records: %.1f× in CPU seconds (%.2f s vs %.2f s), "
-                    + "%.1f× in wall time (%.2f s vs %.2f s)", records, pythonCPU / swiftAnalysisCPU, pythonCPU,
-                swiftAnalysisCPU, pythonWall / swiftAnalysisWall, pythonWall, swiftAnalysisWall))
-    } else {
-        let scale = Double(swiftRecords) / Double(records)
-        print(
-            String(
-                format: "  EXTRAPOLATED (python ran %d of %d records; its per-record cost scaled linearly by %.1f): "
-                    + "python ≈ %.0f s CPU, ratio python/swift ≈ %.1f× in CPU seconds, ≈ %.1f× in wall time",
-                records, swiftRecords, scale, pythonCPU * scale, pythonCPU * scale / swiftAnalysisCPU,
-                pythonWall * scale / swiftAnalysisWall))
+                format: "  EXTRAPOLATED to %d records (python's time for %d records × %.1f, not measured): "
+                    + "python ≈ %.0f s CPU, ≈ %.0f s wall; ratio python/swift ≈ %.1f× in CPU seconds "
+                    + "(swift measured: %.2f s), ≈ %.1f× in wall time (swift measured: %.2f s)",
+                full.records, records, scale, pythonCPU * scale, pythonWall * scale,
+                pythonCPU * scale / full.analysis.cpu, full.analysis.cpu, pythonWall * scale / full.analysis.wall,
+                full.analysis.wall))
     }
 }
 
