@@ -13,6 +13,8 @@ search (bandwidth 0.1, threshold from a simulated 2 % spike at (right-left)/2).
 
 Usage: python3 scripts/crowd_reference.py [--records 1000000] [--seed 20250101] [--limit N]
 --limit analyses only the first N records (the per-record cost is linear, so the full time can be extrapolated).
+`swift run -c release wehe-bench crowd [records] [--python N]` runs this script itself on the same records and
+prints both times and their ratio.
 """
 import argparse
 import random

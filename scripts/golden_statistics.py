@@ -191,6 +191,21 @@ def ks_cases():
         seed += 2
     pairs.append(("asymp-forced-separated-30-40", uniform(5, 30, 0, 1), uniform(6, 40, 2, 3), "asymptotic"))
     pairs.append(("exact-forced-small", bell(930, 40, 0.0, 1.0), bell(931, 50, 0.5, 1.0), "exact"))
+    # equal sizes (the O(n) reflection sum): small, separated (2/C(1000, 500) ~ 7e-300), ties, large forced exact
+    pairs.append(("equal-2-2", lit([1.0, 4.0]), lit([2.0, 3.0]), "auto"))
+    pairs.append(("equal-separated-500-500", uniform(7, 500, 0, 1), uniform(8, 500, 2, 3), "auto"))
+    for shift in [0.0, 0.1, 0.3]:
+        pairs.append((f"equal-bell-1000-1000-{shift}", bell(seed, 1000, 0.0, 1.0), bell(seed + 1, 1000, shift, 1.0),
+                      "auto"))
+        seed += 2
+    pairs.append(("equal-grid-2000-2000-9", grid(seed, 2000, 0.0, 0.5, 9), grid(seed + 1, 2000, 0.0, 0.5, 9),
+                  "auto"))
+    seed += 2
+    pairs.append(("equal-auto-10000-10000-0.2", bell(941, 10000, 3.0, 1.0), bell(942, 10000, 3.2, 1.0), "auto"))
+    for n, shift in [(20000, 0.03), (50000, 0.02), (50000, 0.1), (100000, 0.01)]:
+        pairs.append((f"equal-forced-{n}-{n}-{shift}", bell(seed, n, 3.0, 1.0), bell(seed + 1, n, 3.0 + shift, 1.0),
+                      "exact"))
+        seed += 2
 
     cases = []
     for case_id, spec_a, spec_b, method in pairs:
@@ -210,9 +225,34 @@ def ks_cases():
             used = "asymptotic"
         if any("Switching" in str(w.message) for w in caught):
             used = "asymptotic"
-        cases.append({"id": case_id, "a": stored_a, "b": stored_b, "method": method, "usedMethod": used,
-                      "statistic": num(result.statistic), "pValue": num(result.pvalue)})
+        case = {"id": case_id, "a": stored_a, "b": stored_b, "method": method, "usedMethod": used,
+                "statistic": num(result.statistic), "pValue": num(result.pvalue)}
+        if n1 == n2 and used == "exact":
+            case["exactPValue"] = num(equal_size_exact(n1, equal_size_distance(a, b)))
+        cases.append(case)
     return cases
+
+
+def equal_size_distance(a, b):
+    """D·n for two samples of the same size n, an exact integer: max |i − j| over the pooled values."""
+    a, b = np.sort(np.asarray(a)), np.sort(np.asarray(b))
+    pooled = np.concatenate([a, b])
+    i = np.searchsorted(a, pooled, side="right")
+    j = np.searchsorted(b, pooled, side="right")
+    return int(np.max(np.abs(i - j)))
+
+
+def equal_size_exact(n, h):
+    """P(D >= h/n) for two samples of size n as an exact rational, rounded once to a double:
+    2 * sum_{k >= 1} (-1)^(k-1) C(2n, n - k h) / C(2n, n) (reflection principle), in integer arithmetic."""
+    if h <= 0:
+        return 1.0
+    total = 0
+    k = 1
+    while k * h <= n:
+        total += (-1) ** (k - 1) * math.comb(2 * n, n - k * h)
+        k += 1
+    return float(Fraction(2 * total, math.comb(2 * n, n)))
 
 
 def kolmogorov_cases():

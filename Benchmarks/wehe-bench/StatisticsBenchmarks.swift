@@ -1,17 +1,18 @@
 import Foundation
 import WeheStatistics
 
-/// Prints the time of the exact two-sample KS p-value (analysis.md §2.3) for n = m = 100 and n = m = 10 000.
+/// Prints the time of the exact two-sample KS p-value (analysis.md §2.3) for n = 100 and n = 10 000, with equal sizes
+/// (m = n, the O(n) reflection sum) and unequal ones (m = n − 1, the O(n·m) first-exit lattice sum).
 ///
 /// Two data shapes per size: complete separation (D = 1, the band covers the whole n·m lattice: the worst case)
 /// and two samples from one distribution (D small, narrow band: the common case). Each figure is the median of
 /// several runs of `KolmogorovSmirnov.twoSample` (sorting included). Build with `-c release`.
 func runStatisticsBenchmarks() {
     print("== statistics: exact two-sample KS p-value ==")
-    for size in [100, 10_000] {
+    for (size, otherSize) in [(100, 100), (100, 99), (10_000, 10_000), (10_000, 9_999)] {
         var generator = SeededGenerator(seed: UInt64(size))
         let first = (0..<size).map { _ in Double(generator.next() >> 11) * 0x1p-53 }
-        let second = (0..<size).map { _ in Double(generator.next() >> 11) * 0x1p-53 }
+        let second = (0..<otherSize).map { _ in Double(generator.next() >> 11) * 0x1p-53 }
         let shapes: [(String, [Double], [Double])] = [
             ("separated (D = 1)", first, second.map { $0 + 2 }),
             ("same distribution", first, second),
@@ -31,7 +32,7 @@ func runStatisticsBenchmarks() {
             let cpuMedian = cpu.sorted()[repetitions / 2] * 1e3
             let summary = last.map { "D = \($0.statistic), p = \($0.pValue)" } ?? "failed"
             print(
-                "n = m = \(size), \(name): wall \(format(wallMedian)) ms, cpu \(format(cpuMedian)) ms "
+                "n = \(size), m = \(otherSize), \(name): wall \(format(wallMedian)) ms, cpu \(format(cpuMedian)) ms "
                     + "(median of \(repetitions); \(summary))")
         }
     }

@@ -18,7 +18,13 @@ case "statistics":
 case "store":
     await runStoreBenchmarks(postgresURL: getenv("WEHE_BENCH_POSTGRES_URL").map { String(cString: $0) })
 case "crowd":
-    runCrowdBenchmark(records: rest.first.flatMap { Int($0) } ?? 1_000_000)
+    if let options = CrowdBenchmarkOptions.parse(rest) {
+        await runCrowdBenchmark(options)
+    } else {
+        print(
+            "usage: wehe-bench crowd [records] [--parallelism P] [--batch B] [--python N | --no-python] "
+                + "[--check-sequential]")
+    }
 default:
     print(
         """
@@ -26,7 +32,9 @@ default:
           replays [dir]      load + validate a replay directory and its largest trace
           statistics         exact KS p-value timings
           store              SQLite (and PostgreSQL via $WEHE_BENCH_POSTGRES_URL) inserts/s and 1M-test streaming
-          crowd [records]    crowd-sourced analysis over synthetic test records (compare: scripts/crowd_reference.py)
+          crowd [records] [--parallelism P] [--batch B] [--python N | --no-python] [--check-sequential]
+                             crowd-sourced analysis over synthetic test records (default 1 000 000), then
+                             scripts/crowd_reference.py on the same records (default: as many) and the ratio
         """
     )
 }

@@ -52,12 +52,19 @@ public struct GaussianKDE: Sendable {
     }
 
     /// The estimated density at `x` (0 at ±∞, NaN at NaN).
+    ///
+    /// Kernel terms whose exponent is below −746 are skipped: `exp` of such an exponent is exactly +0 (the smallest
+    /// subnormal is e^−744.4), so the sum, taken in sample order, is bit for bit the same, without calling `exp`
+    /// for samples more than about 38.6 bandwidths away.
     public func density(at x: Double) -> Double {
         let scale = -0.5 / (bandwidth * bandwidth)
         var sum = 0.0
         for sample in samples {
             let distance = x - sample
-            sum += exp(scale * distance * distance)
+            let exponent = scale * distance * distance
+            if exponent > -746 || exponent.isNaN {
+                sum += exp(exponent)
+            }
         }
         return sum / (Double(samples.count) * bandwidth * (2 * Double.pi).squareRoot())
     }

@@ -2,8 +2,9 @@
 ///
 /// `D` is the largest distance between the two empirical distribution functions, evaluated at every pooled value
 /// so that ties are handled. The exact p-value is `P(D' ≥ D)` for two samples of the same sizes drawn from one
-/// continuous distribution, computed on the lattice of analysis.md §2.3 as a sum over first exit points, so that
-/// tiny p-values such as `2/C(200, 100) ≈ 2.2e-59` keep their relative accuracy.
+/// continuous distribution (analysis.md §2.3): a reflection sum in O(n) for equal sizes, a sum over first exit
+/// points of the lattice in O(n1·n2) otherwise; both keep the relative accuracy of tiny p-values such as
+/// `2/C(200, 100) ≈ 2.2e-59`.
 public enum KolmogorovSmirnov {
     /// How the p-value is computed.
     public enum Method: Sendable, Hashable {
@@ -45,6 +46,49 @@ public enum KolmogorovSmirnov {
     ) throws(StatisticsError) -> Result {
         try Validation.requireFiniteNonEmpty(a, "first sample")
         try Validation.requireFiniteNonEmpty(b, "second sample")
+        let sortedA = a.sorted()
+        let sortedB = b.sorted()
+        return sortedA.withUnsafeBufferPointer { first in
+            sortedB.withUnsafeBufferPointer { second in
+                validatedTest(first, second, method: method)
+            }
+        }
+    }
+
+    /// The same test on two samples already sorted ascending, for callers that run many tests on reused buffers
+    /// (the jackknife). Gives exactly the result of `twoSample(_:_:method:)` on the same values in any order.
+    /// - Throws: `emptySample` when either sample is empty, `nonFiniteValue` for NaN or infinite values,
+    ///   `invalidArgument` when a sample is not sorted ascending.
+    public static func twoSample(
+        sortedFirst a: UnsafeBufferPointer<Double>, sortedSecond b: UnsafeBufferPointer<Double>,
+        method: Method = .auto
+    ) throws(StatisticsError) -> Result {
+        try requireSortedFinite(a, "first sample")
+        try requireSortedFinite(b, "second sample")
+        return validatedTest(a, b, method: method)
+    }
+
+    /// Throws unless `sample` is non-empty, finite and sorted ascending.
+    private static func requireSortedFinite(
+        _ sample: UnsafeBufferPointer<Double>, _ name: String
+    ) throws(StatisticsError) {
+        guard var previous = sample.first else { throw StatisticsError(.emptySample, "\(name) is empty") }
+        for index in sample.indices {
+            let value = sample[index]
+            guard value.isFinite else {
+                throw StatisticsError(.nonFiniteValue, "\(name)[\(index)] is not finite (\(value))")
+            }
+            guard value >= previous else {
+                throw StatisticsError(.invalidArgument, "\(name) is not sorted ascending at index \(index)")
+            }
+            previous = value
+        }
+    }
+
+    /// The test on two sorted, finite, non-empty samples.
+    private static func validatedTest(
+        _ a: UnsafeBufferPointer<Double>, _ b: UnsafeBufferPointer<Double>, method: Method
+    ) -> Result {
         let n1 = a.count
         let n2 = b.count
         let g = SpecialFunctions.gcd(n1, n2)
@@ -57,7 +101,7 @@ public enum KolmogorovSmirnov {
         case .asymptotic:
             break
         }
-        let distance = Distance(a.sorted(), b.sorted())
+        let distance = Distance(a, b)
         if resolved == .exact {
             let lattice = (n1 / g) * n2
             let pValue = exactPValue(n1, n2, latticeDistance: distance.latticeSteps)
@@ -78,7 +122,7 @@ public enum KolmogorovSmirnov {
         var latticeSteps: Int
 
         /// Walks both ascending samples once, evaluating both distribution functions after every distinct value.
-        init(_ a: [Double], _ b: [Double]) {
+        init(_ a: UnsafeBufferPointer<Double>, _ b: UnsafeBufferPointer<Double>) {
             let n1 = a.count
             let n2 = b.count
             let g = SpecialFunctions.gcd(n1, n2)

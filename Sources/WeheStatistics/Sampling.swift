@@ -5,6 +5,7 @@ public enum Sampling {
     /// A partial Fisher-Yates shuffle whose index draws use Lemire's unbiased multiply-and-reject method on
     /// `generator.next()`, so a given generator state always yields the same subset. `count` is clamped to
     /// 0…`values.count`.
+    @inlinable
     public static func withoutReplacement<T>(
         _ values: [T], count: Int, using generator: inout some RandomNumberGenerator
     ) -> [T] {
@@ -17,7 +18,30 @@ public enum Sampling {
         return Array(pool[0..<take])
     }
 
+    /// The positions that `withoutReplacement` picks from any array of `size` elements, appended to `positions`:
+    /// for the same generator state, `withoutReplacement(values, count: count)` equals the appended positions mapped
+    /// through `values`, and the generator advances exactly as it would there. Lets a caller draw subsets without
+    /// copying the values (and draw now, evaluate later).
+    /// - Returns: the number of appended positions, `count` clamped to 0…`size` (0 for a negative size).
+    @inlinable
+    @discardableResult
+    public static func appendPositions(
+        count: Int, from size: Int, to positions: inout [Int], using generator: inout some RandomNumberGenerator
+    ) -> Int {
+        let size = max(size, 0)
+        let take = min(max(count, 0), size)
+        let base = positions.count
+        positions.append(contentsOf: 0..<size)
+        for position in 0..<take {
+            let chosen = position + uniformIndex(below: size - position, using: &generator)
+            positions.swapAt(base + position, base + chosen)
+        }
+        positions.removeLast(size - take)
+        return take
+    }
+
     /// A uniformly distributed integer in 0..<bound (bound > 0).
+    @inlinable
     static func uniformIndex(below bound: Int, using generator: inout some RandomNumberGenerator) -> Int {
         let range = UInt64(bound)
         var product = generator.next().multipliedFullWidth(by: range)

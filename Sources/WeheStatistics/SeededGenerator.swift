@@ -4,7 +4,8 @@
 /// The same seed gives the same stream on every platform and Swift version, which makes jackknife and Monte Carlo
 /// steps reproducible in tests. Not suitable for cryptography.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: (UInt64, UInt64, UInt64, UInt64)
+    /// The 256-bit state (internal, visible to the inlinable `next()`).
+    @usableFromInline var state: (UInt64, UInt64, UInt64, UInt64)
 
     /// Creates a generator whose stream is fixed by `seed`.
     public init(seed: UInt64) {
@@ -14,7 +15,8 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         )
     }
 
-    /// The next 64 random bits.
+    /// The next 64 random bits. Inlinable, so that callers in other modules draw without a function call.
+    @inlinable
     public mutating func next() -> UInt64 {
         let result = Self.rotateLeft(state.1 &* 5, 7) &* 9
         let shifted = state.1 << 17
@@ -36,7 +38,8 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 
-    private static func rotateLeft(_ value: UInt64, _ count: UInt64) -> UInt64 {
+    @inlinable
+    static func rotateLeft(_ value: UInt64, _ count: UInt64) -> UInt64 {
         (value << count) | (value >> (64 - count))
     }
 }

@@ -123,6 +123,48 @@ func crowdStreaming() async throws {
     #expect(fromScalars.first?.totalTests == 120)
 }
 
+@Test(
+    "Parallel batches give exactly the reports of one-by-one adds, whatever the parallelism and batch size",
+    arguments: [(1, 1000), (2, 64), (3, 37), (8, 500)])
+func crowdParallelMatchesSequential(parallelism: Int, batchSize: Int) async throws {
+    var population = Population(generator: SeededGenerator(seed: 21))
+    var records = population.records(tests: 260, throttledFraction: 0.6, rate: 1.5, provider: "A")
+    records += population.records(tests: 140, throttledFraction: 0, rate: 2, provider: "B")
+    records += population.records(tests: 150, throttledFraction: 0.5, rate: 3, provider: "C", replay: "Music")
+    // Interleave groups, malformed records, precomputed scalars and lists too short for a jackknife.
+    var generator = SeededGenerator(seed: 5)
+    records.shuffle(using: &generator)
+    records.insert(
+        CrowdTestRecord(provider: "B", replay: "Video", measurement: .samples(original: [], control: [1])), at: 3)
+    records.insert(
+        CrowdTestRecord(provider: "A", replay: "Video", measurement: .samples(original: [1, .nan], control: [1])),
+        at: 90)
+    records.insert(
+        CrowdTestRecord(provider: "A", replay: "Video", measurement: .samples(original: [0.5], control: [9])), at: 200)
+    let given = CrowdTestScalars(
+        originalMeanMbps: 1.5, controlMeanMbps: 6, relativeDifference: 0.7, ksPValue: 1e-9, jackknifeRatio: 1)
+    records.insert(CrowdTestRecord(provider: "C", replay: "Music", measurement: .scalars(given)), at: 300)
+
+    var sequential = try CrowdAnalyzer(seed: 33)
+    for record in records { sequential.add(record) }
+    let expected = try sequential.finish()
+    #expect(expected.contains { !$0.rates.isEmpty })
+
+    var parallel = try CrowdAnalyzer(seed: 33)
+    var accepted = 0
+    for start in stride(from: 0, to: records.count, by: batchSize) {
+        let batch = Array(records[start..<min(start + batchSize, records.count)])
+        accepted += await parallel.add(contentsOf: batch, parallelism: parallelism)
+    }
+    #expect(accepted == sequential.acceptedRecords)
+    #expect(parallel.rejectedRecords == 2)
+    #expect(try parallel.finish() == expected)
+
+    let analyzed = try await CrowdAnalyzer.analyze(
+        records, seed: 33, parallelism: parallelism, batchSize: batchSize)
+    #expect(analyzed == expected)
+}
+
 @Test("Per-test scalars: jackknife only when the test can be positive; Bonferroni applied at the end")
 func crowdScalars() throws {
     var generator = SeededGenerator(seed: 1)

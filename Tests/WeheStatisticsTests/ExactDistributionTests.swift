@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WeheStatistics
 
@@ -19,7 +20,7 @@ import WeheStatistics
         return result
     }
 
-    @Test(arguments: [(3, 4), (5, 5), (2, 9), (6, 7), (4, 8), (1, 6)])
+    @Test(arguments: [(3, 4), (5, 5), (2, 9), (6, 7), (4, 8), (1, 6), (1, 1), (2, 2), (4, 4), (7, 7), (8, 8)])
     func kolmogorovSmirnovMatchesEnumeration(n1: Int, n2: Int) throws {
         let all = Self.arrangements(n1, n2)
         // Lattice distance h = max |i·n2 − j·n1| / g along each arrangement.
@@ -41,6 +42,42 @@ import WeheStatistics
             #expect(abs(value - expected) <= 1e-14 * expected, "h = \(h): \(value) vs \(expected)")
             #expect(KolmogorovSmirnov.exactPValue(n2, n1, latticeDistance: h) == value)
         }
+    }
+
+    /// The O(n) reflection sum used for equal sizes against the general first-exit lattice sum, over every
+    /// distance for small n and a spread of distances (p from 1 down to 1e-300 and below) for larger n.
+    @Test(arguments: [1, 2, 3, 4, 10, 37, 100, 333, 1000])
+    func equalSizeReflectionMatchesFirstExit(n: Int) {
+        let distances = n <= 100 ? Array(0...(n + 1)) : Array(stride(from: 0, through: n, by: n / 40)) + [n - 1, n]
+        var worst = 0.0
+        for h in distances {
+            let reflection = KolmogorovSmirnov.equalSizePValue(n, latticeDistance: h)
+            let firstExit = KolmogorovSmirnov.firstExitPValue(n, n, latticeDistance: h)
+            #expect(KolmogorovSmirnov.exactPValue(n, n, latticeDistance: h) == reflection)
+            if firstExit < 1e-300 {
+                #expect(reflection < 1e-300, "n = \(n), h = \(h): \(reflection) vs \(firstExit)")
+                continue
+            }
+            let error = abs(reflection - firstExit) / firstExit
+            worst = max(worst, error)
+            #expect(error <= 1e-13, "n = \(n), h = \(h): \(reflection) vs \(firstExit)")
+        }
+        print("[exact] n = \(n): reflection vs first exit, worst relative difference \(worst)")
+    }
+
+    /// Two separated samples of n: only the two walks that never turn back reach distance n, p = 2/C(2n, n).
+    @Test func equalSizeCompleteSeparation() {
+        for n in [1, 2, 5, 30, 100, 250] {
+            // C(2n, n) as a product of n exact ratios (2n − i)/(n − i), accumulated in log space.
+            var logBinomial = 0.0
+            for i in 0..<n { logBinomial += log(Double(2 * n - i) / Double(n - i)) }
+            let expected = 2 * exp(-logBinomial)
+            let value = KolmogorovSmirnov.equalSizePValue(n, latticeDistance: n)
+            #expect(abs(value - expected) <= 1e-12 * expected, "n = \(n): \(value) vs \(expected)")
+        }
+        // 2/C(200, 100) to 16 digits (exact rational rounded once).
+        let separated100 = KolmogorovSmirnov.exactPValue(100, 100, latticeDistance: 100)
+        #expect(abs(separated100 - 2.2087606931995028e-59) <= 2e-15 * 2.2087606931995028e-59)
     }
 
     @Test(arguments: [(3, 4), (5, 5), (2, 9), (6, 7), (1, 6)])

@@ -10,6 +10,33 @@ import WeheStatistics
         #expect(throws: StatisticsError(.nonFiniteValue, "")) { try KolmogorovSmirnov.twoSample([1], [.infinity]) }
     }
 
+    @Test func sortedEntryPointMatchesAndChecksItsInput() throws {
+        var generator = SeededGenerator(seed: 11)
+        for (n1, n2) in [(1, 1), (5, 5), (25, 25), (40, 60), (300, 300), (7, 12_000)] {
+            let a = (0..<n1).map { _ in Double(generator.next() % 40) / 8 }
+            let b = (0..<n2).map { _ in Double(generator.next() % 40) / 8 + 0.5 }
+            let expected = try KolmogorovSmirnov.twoSample(a, b)
+            let result = try a.sorted().withUnsafeBufferPointer { (first) throws(StatisticsError) in
+                try b.sorted().withUnsafeBufferPointer { (second) throws(StatisticsError) in
+                    try KolmogorovSmirnov.twoSample(sortedFirst: first, sortedSecond: second)
+                }
+            }
+            #expect(result == expected, "sizes \(n1), \(n2)")
+        }
+        func sortedTest(_ a: [Double], _ b: [Double]) throws(StatisticsError) -> KolmogorovSmirnov.Result {
+            try a.withUnsafeBufferPointer { (first) throws(StatisticsError) in
+                try b.withUnsafeBufferPointer { (second) throws(StatisticsError) in
+                    try KolmogorovSmirnov.twoSample(sortedFirst: first, sortedSecond: second)
+                }
+            }
+        }
+        #expect(throws: StatisticsError(.invalidArgument, "")) { try sortedTest([1, 3, 2], [1]) }
+        #expect(throws: StatisticsError(.invalidArgument, "")) { try sortedTest([1], [2, 1]) }
+        #expect(throws: StatisticsError(.emptySample, "")) { try sortedTest([], [1]) }
+        #expect(throws: StatisticsError(.nonFiniteValue, "")) { try sortedTest([1, .infinity], [1]) }
+        #expect(throws: StatisticsError(.nonFiniteValue, "")) { try sortedTest([1], [.nan]) }
+    }
+
     @Test func errorsNameTheProblem() {
         do {
             _ = try KolmogorovSmirnov.twoSample([1, 2, .nan], [1])

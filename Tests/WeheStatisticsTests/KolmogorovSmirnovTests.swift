@@ -5,7 +5,8 @@ import WeheStatistics
 /// Golden comparisons with SciPy 1.17.1 `ks_2samp`, `kstwo.sf` and `smirnov`.
 ///
 /// Measured worst relative errors against SciPy (Linux x86_64; the tests print them as `[golden]` lines):
-///   exact p ≥ 1e-15: 5.3e-15; exact 1e-300 ≤ p < 1e-15 (down to 3.7e-300): 7.8e-14; asymptotic p: 4.0e-13;
+///   exact p ≥ 1e-15: 5.4e-15; exact 1e-300 ≤ p < 1e-15 (down to 3.7e-300): 7.8e-14; asymptotic p: 4.0e-13;
+///   equal sizes (reflection sum, n up to 100 000) against exact rationals: 3.9e-15, asserted 1e-13;
 ///   `kstwo.sf` over all branches: 9.5e-12 (n = 100, d = 0.2, where both sides compute 1 − cdf ≈ 6.7e-4);
 ///   `smirnov`: 3.8e-13; D: exact equality. Asserted: 1e-12 (exact), 1e-10 (asymptotic and distributions).
 @Suite struct KolmogorovSmirnovGoldenTests {
@@ -17,6 +18,8 @@ import WeheStatistics
         var usedMethod: String
         var statistic: Double
         var pValue: Double
+        /// Equal sizes, exact method: the reflection sum evaluated in rational arithmetic, rounded once.
+        var exactPValue: Double?
     }
 
     struct DistributionCase: Decodable, Sendable {
@@ -50,7 +53,7 @@ import WeheStatistics
             let dError = statistic.record(result.statistic, item.statistic, item.id)
             #expect(dError <= 1e-14, "D of \(item.id): \(result.statistic) vs \(item.statistic)")
             if item.pValue < 1e-300 {
-                // SciPy underflows to 0 here; the first-exit sum may still carry a subnormal value.
+                // SciPy underflows to 0 here; our exact sums may still carry a subnormal value.
                 #expect(result.pValue < 1e-300, "p of \(item.id): \(result.pValue) vs \(item.pValue)")
                 continue
             }
@@ -66,6 +69,27 @@ import WeheStatistics
             #expect(error <= tolerance, "p of \(item.id): \(result.pValue) vs \(item.pValue)")
         }
         for tracker in [exactModerate, exactTiny, asymptotic, statistic] { print(tracker.summary) }
+    }
+
+    /// Equal sizes up to 100 000 against the exact rational value of the reflection sum (independent of SciPy's
+    /// floating-point evaluation), from p ≈ 1 down to `2/C(1000, 500) ≈ 7.4e-300`.
+    @Test func equalSizesMatchExactRationals() throws {
+        let cases = try Golden.cases("ks", as: Case.self).filter { $0.exactPValue != nil }
+        #expect(cases.count >= 30)
+        var tracker = ErrorTracker("KS equal sizes vs rational")
+        var largest = 0
+        for item in cases {
+            guard let exact = item.exactPValue else { continue }
+            let a = try item.a.materialize()
+            let b = try item.b.materialize()
+            let result = try KolmogorovSmirnov.twoSample(a, b, method: Self.method(item.method))
+            #expect(result.method == .exact, "method of \(item.id)")
+            largest = max(largest, a.count)
+            let error = tracker.record(result.pValue, exact, item.id)
+            #expect(error <= 1e-13, "p of \(item.id): \(result.pValue) vs \(exact)")
+        }
+        #expect(largest == 100_000)
+        print(tracker.summary)
     }
 
     @Test func kolmogorovDistributionMatchesSciPy() throws {

@@ -30,6 +30,24 @@ import WeheStatistics
         }
     }
 
+    @Test(arguments: [(UInt64(0), 50, 25), (7, 100, 50), (99, 10, 10), (3, 5, 0), (2024, 1000, 3), (5, 4, 9)])
+    func positionsMatchTheSubsetsAndAdvanceTheGeneratorAlike(seed: UInt64, size: Int, count: Int) {
+        var byValues = SeededGenerator(seed: seed)
+        var byPositions = SeededGenerator(seed: seed)
+        let values = (0..<size).map { Double($0) * 1.5 + 0.25 }
+        var positions = [7, 7, 7]  // earlier content stays in front
+        for round in 0..<3 {
+            let subset = Sampling.withoutReplacement(values, count: count, using: &byValues)
+            let before = positions.count
+            let take = Sampling.appendPositions(count: count, from: size, to: &positions, using: &byPositions)
+            #expect(take == subset.count)
+            #expect(positions.count == before + take)
+            #expect(positions[before...].map { values[$0] } == subset, "round \(round)")
+        }
+        #expect(positions.prefix(3) == [7, 7, 7])
+        #expect(byValues.next() == byPositions.next())
+    }
+
     @Test func splitMixFirstOutputIsTheKnownConstant() {
         // The first splitmix64 output from state 0 is a widely published test value.
         var state: UInt64 = 0

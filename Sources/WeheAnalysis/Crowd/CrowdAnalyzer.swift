@@ -3,8 +3,9 @@ public import WeheStatistics
 /// The crowd-sourced fixed-rate throttling analysis (analysis.md sections 4.2-4.6), built to stream over millions of
 /// tests.
 ///
-/// Feed records one at a time with `add(_:)` (or hand a sequence to `analyze`). Each record's per-test work (means,
-/// maxima, KS test, jackknife) happens on arrival and only a few scalars per test are kept, grouped by
+/// Feed records one at a time with `add(_:)`, in batches with `add(contentsOf:parallelism:)` (same results, the
+/// per-test work spread over child tasks), or hand a sequence to `analyze`. Each record's per-test work (means,
+/// maxima, KS test, jackknife) happens on arrival and only three scalars per test are kept, grouped by
 /// (provider, replay). `finish()` then applies, per group:
 /// * the size rule: analysed unless it has fewer than 100 tests *and* fewer than 10 positive tests;
 /// * the per-test rule with Bonferroni correction: positive when the jackknife ratio is above 0.95, the KS p-value
@@ -15,9 +16,12 @@ public import WeheStatistics
 ///   only; the throttling rates are all-test peaks strictly inside a positive-test range; true positives are
 ///   positive tests whose original mean falls inside a detected range.
 ///
-/// Because `N` is only known at the end, the Bonferroni test runs in `finish()`. The jackknife, the expensive part,
-/// is computed on arrival only for tests that can still become positive (KS p < 0.05, which every Bonferroni
-/// threshold implies, and a large enough difference); for the others it cannot change the outcome.
+/// Because `N` is only known at the end, the Bonferroni test runs in `finish()`. On arrival, the cheap condition
+/// comes first: the KS test runs only when the difference is above the threshold, and the jackknife only when, in
+/// addition, KS p < `familywiseAlpha` (which every Bonferroni threshold implies); for the other tests neither value
+/// can change the outcome, so they are not computed (`scalars` still computes the KS p-value for every test). The
+/// jackknife stops as soon as the remaining rounds cannot change `ratio > ratioThreshold`, but always draws all its
+/// subsets, so the generator advances exactly as in the full computation.
 ///
 /// Not implemented: the delayed-throttling detection of section 4.4 (PELT change points, boost bytes). Means are
 /// therefore computed over whole replays, as the reference does for providers other than T-Mobile. Grouping by
@@ -28,6 +32,7 @@ public struct CrowdAnalyzer<Generator: RandomNumberGenerator> {
     public let configuration: CrowdConfiguration
     private var generator: Generator
     private var groups: [GroupKey: Group] = [:]
+    private var workspace = CrowdTestEvaluation.Workspace()
 
     /// Number of records accepted so far.
     public private(set) var acceptedRecords = 0
@@ -46,32 +51,54 @@ public struct CrowdAnalyzer<Generator: RandomNumberGenerator> {
     /// Processes one record; returns whether it was accepted.
     @discardableResult
     public mutating func add(_ record: CrowdTestRecord) -> Bool {
-        let key = GroupKey(provider: record.provider, replay: record.replay)
-        let scalars: CrowdTestScalars?
-        switch record.measurement {
-        case .samples(let original, let control):
-            scalars = Self.scalars(
-                original: original, control: control, configuration: configuration,
-                using: &generator)
-        case .scalars(let given):
-            let finite =
-                given.originalMeanMbps.isFinite && given.controlMeanMbps.isFinite
-                && !given.ksPValue.isNaN
-            scalars = finite ? given : nil
-        }
-        guard let scalars else {
-            groups[key, default: Group()].rejected += 1
-            rejectedRecords += 1
+        guard let measurement = CrowdTestEvaluation.measure(record, configuration: configuration) else {
+            store(rejected: record)
             return false
         }
-        let eligible =
-            scalars.relativeDifference > configuration.differenceThreshold
-            && (scalars.jackknifeRatio ?? 0) > configuration.ratioThreshold
-        groups[key, default: Group()].append(
-            originalMean: scalars.originalMeanMbps, controlMean: scalars.controlMeanMbps,
-            ksPValue: scalars.ksPValue, eligible: eligible)
-        acceptedRecords += 1
+        var eligible = measurement.candidatePValue != nil
+        if measurement.needsJackknife, case .samples(let original, let control) = record.measurement {
+            eligible = false
+            if let draws = drawJackknife(original: original, control: control) {
+                eligible = CrowdTestEvaluation.jackknifeAgrees(
+                    original: original, control: control, draws: draws,
+                    fullPValue: measurement.candidatePValue ?? 1, configuration: configuration,
+                    workspace: &workspace)
+            }
+        }
+        store(accepted: record, measurement, eligible: eligible)
         return true
+    }
+
+    /// The jackknife subset draws of one test, from the analyzer's generator.
+    ///
+    /// With the usual `SeededGenerator` the draws run on a copy of concrete type, which the compiler specializes
+    /// (thousands of draws per test would otherwise each go through the generic witness table); the copy is then
+    /// written back, so the generator advances exactly as in the generic path.
+    mutating func drawJackknife(original: [Double], control: [Double]) -> CrowdTestEvaluation.JackknifeDraws? {
+        if var seeded = generator as? SeededGenerator {
+            let draws = CrowdTestEvaluation.JackknifeDraws(
+                firstSize: original.count, secondSize: control.count, configuration: configuration, using: &seeded)
+            if let advanced = seeded as? Generator {
+                generator = advanced
+                return draws
+            }
+        }
+        return CrowdTestEvaluation.JackknifeDraws(
+            firstSize: original.count, secondSize: control.count, configuration: configuration, using: &generator)
+    }
+
+    mutating func store(rejected record: CrowdTestRecord) {
+        groups[GroupKey(provider: record.provider, replay: record.replay), default: Group()].rejected += 1
+        rejectedRecords += 1
+    }
+
+    mutating func store(
+        accepted record: CrowdTestRecord, _ measurement: CrowdTestEvaluation.Measurement, eligible: Bool
+    ) {
+        groups[GroupKey(provider: record.provider, replay: record.replay), default: Group()].append(
+            originalMean: measurement.originalMean, controlMean: measurement.controlMean,
+            candidatePValue: eligible ? measurement.candidatePValue ?? .infinity : .infinity)
+        acceptedRecords += 1
     }
 
     /// Applies the group-level steps and returns one report per group, sorted by provider then replay.
@@ -95,27 +122,11 @@ public struct CrowdAnalyzer<Generator: RandomNumberGenerator> {
         configuration: CrowdConfiguration = CrowdConfiguration(),
         using generator: inout Generator
     ) -> CrowdTestScalars? {
-        guard !original.isEmpty, !control.isEmpty,
-            original.allSatisfy({ $0.isFinite && $0 >= 0 }), control.allSatisfy({ $0.isFinite && $0 >= 0 })
+        guard let means = CrowdTestEvaluation.means(original: original, control: control),
+            let ks = try? KolmogorovSmirnov.twoSample(original, control)
         else { return nil }
-        var originalSum = 0.0
-        var originalMax = 0.0
-        for value in original {
-            originalSum += value
-            originalMax = max(originalMax, value)
-        }
-        var controlSum = 0.0
-        var controlMax = 0.0
-        for value in control {
-            controlSum += value
-            controlMax = max(controlMax, value)
-        }
-        let originalMean = originalSum / Double(original.count)
-        let controlMean = controlSum / Double(control.count)
-        let difference = abs((controlMean - originalMean) / min(originalMax, controlMax))
-        guard let ks = try? KolmogorovSmirnov.twoSample(original, control) else { return nil }
         var ratio: Double?
-        if difference > configuration.differenceThreshold && ks.pValue < configuration.familywiseAlpha {
+        if means.difference > configuration.differenceThreshold && ks.pValue < configuration.familywiseAlpha {
             ratio =
                 (try? Jackknife.compute(
                     original, control, fullPValue: ks.pValue, rounds: configuration.jackknifeRounds,
@@ -123,18 +134,14 @@ public struct CrowdAnalyzer<Generator: RandomNumberGenerator> {
                     using: &generator))??.ratio
         }
         return CrowdTestScalars(
-            originalMeanMbps: originalMean, controlMeanMbps: controlMean, relativeDifference: difference,
-            ksPValue: ks.pValue, jackknifeRatio: ratio)
+            originalMeanMbps: means.originalMean, controlMeanMbps: means.controlMean,
+            relativeDifference: means.difference, ksPValue: ks.pValue, jackknifeRatio: ratio)
     }
 
     private mutating func report(for key: GroupKey, group: Group) throws(WeheAnalysisError) -> CrowdGroupReport {
-        let total = group.ksPValues.count
+        let total = group.candidatePValues.count
         let threshold = configuration.familywiseAlpha / Double(max(total, 1))
-        var positive: [Bool] = []
-        positive.reserveCapacity(total)
-        for index in 0..<total {
-            positive.append(group.eligible[index] && group.ksPValues[index] < threshold)
-        }
+        let positive = group.candidatePValues.map { $0 < threshold }
         let positiveCount = positive.filter { $0 }.count
         var report = CrowdGroupReport(
             provider: key.provider, replay: key.replay, totalTests: total, rejectedTests: group.rejected,
@@ -205,18 +212,18 @@ public struct CrowdAnalyzer<Generator: RandomNumberGenerator> {
     }
 
     /// The per-test scalars of one group, struct-of-arrays to keep them compact.
-    private struct Group {
+    struct Group {
         var originalMeans: [Double] = []
         var controlMeans: [Double] = []
-        var ksPValues: [Double] = []
-        var eligible: [Bool] = []
+        /// The KS p-value of each test that meets every per-test condition but the Bonferroni threshold (known
+        /// only at the end), +∞ for the others: a test is positive when this is below `α/N`.
+        var candidatePValues: [Double] = []
         var rejected = 0
 
-        mutating func append(originalMean: Double, controlMean: Double, ksPValue: Double, eligible flag: Bool) {
+        mutating func append(originalMean: Double, controlMean: Double, candidatePValue: Double) {
             originalMeans.append(originalMean)
             controlMeans.append(controlMean)
-            ksPValues.append(ksPValue)
-            eligible.append(flag)
+            candidatePValues.append(candidatePValue)
         }
     }
 }

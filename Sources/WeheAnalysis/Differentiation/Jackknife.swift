@@ -16,8 +16,10 @@ enum Jackknife {
     /// Computes the jackknife ratio.
     ///
     /// `same = (fullPValue ≥ pThreshold)`; each round draws `⌊fraction·n⌋` values without replacement from each
-    /// list and runs the two-sample KS test; a round agrees when its p-value is above `pThreshold` (if `same`) or
-    /// below it (otherwise). Returns `nil` when a subset would be empty (a list shorter than `1/fraction`).
+    /// list (`Sampling.withoutReplacement`, first list then second) and runs the two-sample KS test; a round agrees
+    /// when its p-value is above `pThreshold` (if `same`) or below it (otherwise). Returns `nil` when a subset would
+    /// be empty (a list shorter than `1/fraction`). The subsets are gathered by position into two reused buffers
+    /// and sorted in place, which gives the same draws and the same p-values as copying the lists every round.
     /// - Throws: `WeheAnalysisError` with code `.statisticsFailed` if the KS routine rejects a subset.
     static func compute<G: RandomNumberGenerator>(
         _ first: [Double],
@@ -35,10 +37,17 @@ enum Jackknife {
         var agreeing = 0
         var statisticSum = 0.0
         var pValueSum = 0.0
+        var positions: [Int] = []
+        var firstSubset = [Double](repeating: 0, count: firstCount)
+        var secondSubset = [Double](repeating: 0, count: secondCount)
         for _ in 0..<rounds {
-            let firstSubset = Sampling.withoutReplacement(first, count: firstCount, using: &generator)
-            let secondSubset = Sampling.withoutReplacement(second, count: secondCount, using: &generator)
-            let result = try StatisticsBridge.kolmogorovSmirnov(firstSubset, secondSubset, of: "jackknife subsets")
+            positions.removeAll(keepingCapacity: true)
+            Sampling.appendPositions(count: firstCount, from: first.count, to: &positions, using: &generator)
+            Sampling.appendPositions(count: secondCount, from: second.count, to: &positions, using: &generator)
+            for index in 0..<firstCount { firstSubset[index] = first[positions[index]] }
+            for index in 0..<secondCount { secondSubset[index] = second[positions[firstCount + index]] }
+            let result = try StatisticsBridge.kolmogorovSmirnov(
+                sorting: &firstSubset, &secondSubset, of: "jackknife subsets")
             statisticSum += result.statistic
             pValueSum += result.pValue
             if same ? result.pValue > pThreshold : result.pValue < pThreshold {

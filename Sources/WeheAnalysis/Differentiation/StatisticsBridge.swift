@@ -23,6 +23,28 @@ enum StatisticsBridge {
         }
     }
 
+    /// Two-sided two-sample KS test with SciPy's default method selection on two buffers that it sorts in place
+    /// (same result as `kolmogorovSmirnov(_:_:of:)` on the unsorted values, without copying them).
+    static func kolmogorovSmirnov(
+        sorting first: inout [Double], _ second: inout [Double], of what: String
+    ) throws(WeheAnalysisError) -> KolmogorovSmirnov.Result {
+        guard first.allSatisfy(\.isFinite), second.allSatisfy(\.isFinite) else {
+            // Not sorted: the unsorted entry point names the offending value.
+            return try kolmogorovSmirnov(first, second, of: what)
+        }
+        first.sort()
+        second.sort()
+        do {
+            return try first.withUnsafeBufferPointer { (a) throws(StatisticsError) in
+                try second.withUnsafeBufferPointer { (b) throws(StatisticsError) in
+                    try KolmogorovSmirnov.twoSample(sortedFirst: a, sortedSecond: b)
+                }
+            }
+        } catch {
+            throw WeheAnalysisError(.statisticsFailed, "KS test of \(what): \(error.message)")
+        }
+    }
+
     /// Max, min, mean, median and population standard deviation of a non-empty finite list.
     static func summarize(_ values: [Double], of what: String) throws(WeheAnalysisError) -> ThroughputSummary {
         do {
