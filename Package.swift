@@ -14,7 +14,7 @@ let package = Package(
     name: "wehe-swift",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "WeheClient", targets: ["WeheCore", "WeheWire"]),
+        .library(name: "WeheClient", targets: ["WeheClient"]),
         .executable(name: "wehe", targets: ["wehe"]),
         .executable(name: "wehe-server", targets: ["wehe-server"]),
     ],
@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/sql-kit", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.2"),
         .package(url: "https://github.com/vapor/postgres-kit", from: "2.17.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // layer 0
@@ -43,7 +45,25 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strict
         ),
+        .target(
+            name: "WeheReplay",
+            dependencies: ["WeheCore", .product(name: "Logging", package: "swift-log")],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         // layer 2
+        .target(
+            name: "WeheClient",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheReplay", "WeheAnalysis", "WeheStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         .target(
             name: "WeheStoreSQL",
             dependencies: [
@@ -67,8 +87,9 @@ let package = Package(
         .executableTarget(
             name: "wehe",
             dependencies: [
-                "WeheCore", "WeheWire", "WeheAnalysis",
+                "WeheCore", "WeheWire", "WeheAnalysis", "WeheReplay", "WeheClient", "WeheStore", "WeheStoreSQL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -83,7 +104,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "wehe-bench",
-            dependencies: ["WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL"],
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheReplay",
+                "WeheClient",
+            ],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
         ),
@@ -105,6 +129,19 @@ let package = Package(
         .testTarget(
             name: "WeheStoreTests",
             dependencies: ["WeheCore", "WeheStore", "WeheStoreSQL"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheReplayTests", dependencies: ["WeheCore", "WeheReplay", "WeheTestKit"], swiftSettings: strict),
+        .testTarget(
+            name: "WeheClientTests",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheReplay", "WeheAnalysis", "WeheStore", "WeheClient", "WeheTestKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
         .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),
