@@ -41,4 +41,6 @@ public struct TestResult: Sendable {
 
     /// The verdict.
     public var verdict: Verdict { summary.verdict }
+    /// For differentiation: throttled or prioritized.
+    public var direction: DifferentiationDirection? { summary.direction }
 }
