@@ -55,7 +55,7 @@ public struct ReplayEngineConfiguration: Sendable, Hashable {
         var nominal = appDuration ?? trace.duration
         if !nominal.isFinite || nominal <= 0 { nominal = max(trace.duration, 1) }
         let capped = min(nominal, deadline.inSeconds)
-        let interval = Duration.seconds(capped / Double(max(1, sampleCount)))
+        let interval = Duration.nanoseconds(Int64((capped / Double(max(1, sampleCount)) * 1e9).rounded()))
         return Self(
             timing: !trace.isPortTest,
             deadline: deadline,

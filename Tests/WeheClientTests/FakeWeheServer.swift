@@ -250,6 +250,7 @@ final class FakeSideChannelHandler: ChannelInboundHandler {
 /// TCP replay: read each request group, answer with `response_len` zero bytes.
 final class FakeTCPReplayHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     let server: FakeWeheServer
     private var groups: [(request: Int, response: Int)] = []
@@ -285,7 +286,7 @@ final class FakeTCPReplayHandler: ChannelInboundHandler {
             var length = group.response
             if let limit = server.behaviour.closeAfterBytes { length = min(length, limit) }
             context.writeAndFlush(
-                NIOAny(context.channel.allocator.buffer(repeating: 0, count: length)), promise: nil)
+                wrapOutboundOut(context.channel.allocator.buffer(repeating: 0, count: length)), promise: nil)
             if server.behaviour.closeAfterBytes != nil {
                 context.close(promise: nil)
                 return

@@ -74,7 +74,7 @@ extension ClientOptions {
         do {
             return try rules.validated()
         } catch {
-            throw CLIError(code: .invalidInput, error.description)
+            throw CLIError(code: .invalidInput, "\(error)")
         }
     }
 }
