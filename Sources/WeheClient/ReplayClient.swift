@@ -158,7 +158,9 @@ public struct ReplayClient: Sendable {
                 let outcome = try await session.run()
                 outcomes[role] = outcome.outcome
                 onEvent(.replayFinished(test: id, role: role, outcome: outcome.outcome))
-            } catch where isTestedPort && error.code == .unreachable && error.replayError?.code == .connectFailed {
+            } catch let error
+                where isTestedPort && error.code == .unreachable && error.replayError?.code == .connectFailed
+            {
                 let port = trace.flows.first.map { Int($0.serverPort) } ?? 0
                 blockedPort = port
                 onEvent(.portBlocked(test: id, port: port))

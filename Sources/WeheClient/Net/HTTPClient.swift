@@ -63,6 +63,7 @@ struct HTTPClient: Sendable {
                 head.headers.add(name: "Content-Length", value: String(body.count))
             }
             let timeout = requestTimeout.timeAmount
+            let requestHead = head
             let result = try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<Response> in
                 let collector: ResponseCollector
                 do {
@@ -73,7 +74,7 @@ struct HTTPClient: Sendable {
                 let timer = channel.eventLoop.scheduleTask(in: timeout) {
                     channel.pipeline.fireErrorCaught(HTTPTimeout())
                 }
-                channel.write(HTTPClientRequestPart.head(head), promise: nil)
+                channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
                 if let body {
                     channel.write(HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: body))), promise: nil)
                 }
