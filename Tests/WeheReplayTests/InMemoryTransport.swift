@@ -84,7 +84,7 @@ final class InMemoryTransport: ReplayTransport, Sendable {
         let limit = script.closeAt.flatMap { $0.index == index ? $0.afterBytes : nil } ?? length
         while received < min(length, limit) {
             let chunk = min(4096, min(length, limit) - received)
-            arrival = arrival.advanced(by: .seconds(Double(chunk) / script.bytesPerSecond))
+            arrival = arrival.advanced(by: .nanoseconds(Int64((Double(chunk) / script.bytesPerSecond * 1e9).rounded())))
             if arrival > deadline {
                 clock.advance(to: deadline)
                 return .deadlineReached(received: received)

@@ -82,7 +82,7 @@ struct ReplayEngineTests {
             clock: clock, script: .init(latency: .milliseconds(10), bytesPerSecond: 1_000_000))
         let trace = Traces.tcp([(0, 10, 100_000), (0.05, 10, 0), (0.5, 10, 0)])
         let outcome = try await engine(clock).run(trace: trace, transport: transport)
-        #expect(transport.sent[1].at == .milliseconds(110) + .nanoseconds(0))
+        #expect(transport.sent[1].at == .milliseconds(110))
         #expect(outcome.scheduleLateness.maximum == .milliseconds(60))
         #expect(outcome.scheduleLateness.median == .zero)
         // The engine itself was never late: packet 1 went the moment its predecessor's response was complete.
@@ -99,7 +99,7 @@ struct ReplayEngineTests {
         #expect(transport.sent.map(\.at) == [.zero, .milliseconds(3), .milliseconds(3), .milliseconds(10)])
         #expect(outcome.scheduleLateness.maximum == .milliseconds(2))
         #expect(outcome.scheduleLateness.p99 == .milliseconds(2))
-        #expect(outcome.scheduleLateness.median == .milliseconds(1))
+        #expect(outcome.scheduleLateness.median == .zero)
     }
 
     @Test("port tests (timing off) send as fast as responses allow")
@@ -110,7 +110,8 @@ struct ReplayEngineTests {
         let outcome = try await engine(clock, timing: false).run(trace: trace, transport: transport)
         #expect(transport.sent.map(\.at) == [.zero, .zero, .zero])
         #expect(outcome.scheduleLateness.count == 0)
-        #expect(outcome.duration == .zero)
+        // Only the in-memory transport's drain (one latency) takes time.
+        #expect(outcome.duration == .milliseconds(1))
     }
 
     @Test("bytes land in the interval in which they arrive; Mbit/s = bytes / 125000 / Δ; last interval partial")
@@ -128,7 +129,7 @@ struct ReplayEngineTests {
         for value in samples.mbps.prefix(4) {
             #expect(value > 7.8 && value < 8.2)
         }
-        #expect(samples.mbps.reduce(0, +) * 125_000 * 0.1 == 409_600)
+        #expect(abs(samples.mbps.reduce(0, +) * 125_000 * 0.1 - 409_600) < 1e-6)
         #expect(samples.mbps[4] < 1)
     }
 
@@ -232,7 +233,7 @@ struct ReplayEngineTests {
         #expect(outcome.bytesReceived == 2500)
         #expect(transport.drainCount == 1)
         #expect(outcome.duration == .milliseconds(370))
-        #expect(outcome.samples.mbps.reduce(0, +) * 125_000 * 0.1 == 2500)
+        #expect(abs(outcome.samples.mbps.reduce(0, +) * 125_000 * 0.1 - 2500) < 1e-9)
     }
 
     @Test("a trace without packets or with mixed packet kinds is refused")
@@ -258,7 +259,8 @@ struct ReplayEngineTests {
             reports.withLock { $0.append(progress) }
         }
         let seen = reports.withLock { $0 }
-        #expect(seen.count == 4)
+        // Intervals 0-3 close as bytes of the next arrive; the last chunk lands exactly at 500 ms and closes 4.
+        #expect(seen.count == 5)
         #expect(seen.map(\.bytesReceived) == seen.map(\.bytesReceived).sorted())
         #expect(seen.allSatisfy { $0.currentMbps > 7.5 && $0.expectedBytes == 500_000 && $0.totalPackets == 1 })
     }
