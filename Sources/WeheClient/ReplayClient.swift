@@ -1,8 +1,8 @@
-public import Foundation
+import Foundation
 import Logging
 import NIOCore
 import NIOSSL
-public import WeheAnalysis
+import WeheAnalysis
 public import WeheCore
 import WeheReplay
 import WeheStore
