@@ -74,6 +74,8 @@ let package = Package(
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             exclude: ["README.md"],
             swiftSettings: strict
@@ -109,6 +111,8 @@ let package = Package(
             dependencies: [
                 "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheReplay",
                 "WeheClient",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
             ],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
@@ -130,7 +134,12 @@ let package = Package(
         ),
         .testTarget(
             name: "WeheStoreTests",
-            dependencies: ["WeheCore", "WeheStore", "WeheStoreSQL"],
+            dependencies: [
+                "WeheCore", "WeheStore", "WeheStoreSQL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
