@@ -1,10 +1,11 @@
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
-package import ServiceLifecycle
+import ServiceLifecycle
 import Synchronization
 import WeheCore
 import WeheWire
@@ -147,24 +148,29 @@ package final class ReplayServer: Service, Sendable {
 
         let (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream(of: Void.self)
         let readyPorts = ports
+        let sideChannels = sideListeners.map(\.channel.channel) as [any Channel]
+        let sideAccepts = sideListeners
+        let tcpAccepts = tcpListeners
+        let udpChannels = udpListeners
+        let analyzerApps = apps
         do {
             try await withGracefulShutdownHandler {
                 try await withThrowingDiscardingTaskGroup { tasks in
-                    for listener in tcpListeners {
+                    for listener in tcpAccepts {
                         tasks.addTask {
                             await acceptLoop(listener.channel, kind: "tcp-replay", context: context) { child in
                                 await TCPReplayHandler(context: context, channel: child).run()
                             }
                         }
                     }
-                    for listener in sideListeners {
+                    for listener in sideAccepts {
                         tasks.addTask {
                             await acceptLoop(listener.channel, kind: "side", context: context) { child in
                                 await SideChannelHandler(context: context, channel: child, secure: listener.secure).run()
                             }
                         }
                     }
-                    for listener in udpListeners {
+                    for listener in udpChannels {
                         tasks.addTask {
                             do {
                                 try await UDPReplayListener(
@@ -175,7 +181,7 @@ package final class ReplayServer: Service, Sendable {
                             }
                         }
                     }
-                    for app in apps {
+                    for app in analyzerApps {
                         tasks.addTask { try await app.run() }
                     }
                     tasks.addTask {
@@ -189,7 +195,7 @@ package final class ReplayServer: Service, Sendable {
                         var signals = shutdownSignal.makeAsyncIterator()
                         guard await signals.next() != nil else { return }
                         try await self.drain(
-                            context: context, sideListeners: sideListeners.map(\.channel.channel), logger: logger)
+                            context: context, sideListeners: sideChannels, logger: logger)
                         throw ShutdownComplete()
                     }
                 }
@@ -207,10 +213,10 @@ package final class ReplayServer: Service, Sendable {
         context.beginDraining()
         for channel in sideListeners { try? await channel.close() }
         let deadline = ContinuousClock.now + configuration.limits.shutdownGracePeriod
-        logger.notice(
-            "shutting down: waiting for running sessions",
-            metadata: ["wehe.sessions": "\(await context.registry.count)"])
-        while await context.registry.count > 0, ContinuousClock.now < deadline {
+        let running = await context.registry.count
+        logger.notice("shutting down: waiting for running sessions", metadata: ["wehe.sessions": "\(running)"])
+        while ContinuousClock.now < deadline {
+            if await context.registry.count == 0 { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         let left = await context.registry.count
@@ -218,7 +224,8 @@ package final class ReplayServer: Service, Sendable {
             logger.notice("shutting down: cutting sessions", metadata: ["wehe.sessions": "\(left)"])
             await context.registry.terminateAll(reason: "cut by server shutdown after the grace period")
             let cutDeadline = ContinuousClock.now + .seconds(2)
-            while await context.registry.count > 0, ContinuousClock.now < cutDeadline {
+            while ContinuousClock.now < cutDeadline {
+                if await context.registry.count == 0 { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
         }

@@ -1,5 +1,12 @@
 import ArgumentParser
 import Foundation
+#if canImport(Glibc)
+    import Glibc
+    private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+#elseif canImport(Darwin)
+    import Darwin
+    private let RLIMIT_NOFILE_VALUE = RLIMIT_NOFILE
+#endif
 import Logging
 import Metrics
 import Prometheus
@@ -85,6 +92,7 @@ struct ServeCommand: AsyncParsableCommand {
     var logFormat: String?
 
     func run() async throws {
+        Self.raiseOpenFileLimit()
         let file = try FileSettings.load(config)
         let level = Logger.Level(rawValue: logLevel ?? file.logLevel ?? "info") ?? .info
         let json = (logFormat ?? file.logFormat ?? "text") == "json"
@@ -174,6 +182,15 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         await resultStore.close()
+    }
+
+    /// Every connection is a file descriptor: lift the soft limit to the hard one (the connection cap is the
+    /// server's own bound).
+    static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(RLIMIT_NOFILE_VALUE, &limit)
     }
 
     static func port(_ value: Int?, default defaultPort: Int) -> Int? {
