@@ -63,46 +63,53 @@ package final class ReplayServer: Service, Sendable {
         let logger = configuration.logger
         let catalogue = try ReplayCatalogue(directory: configuration.replayDirectory, logger: logger)
         let ssl = try Self.sslContext(configuration.tls)
+        let analyzerTLS = try Self.tlsConfiguration(configuration.tls)
         let group = MultiThreadedEventLoopGroup.singleton
         let limits = configuration.limits
 
         // Bind the replay listeners first: the port map names their ports.
         var tcpListeners: [(recorded: Int, channel: AcceptChannel)] = []
-        var ports = ListeningPorts(tcp: [:], udp: [:])
-        for recorded in Set(catalogue.tcpPorts + configuration.extraReplayPorts).sorted() {
-            let channel = try await bindTCP(
-                port: listeningPort(recorded), group: group, kind: "TCP replay port \(recorded)"
-            ) { channel in
-                try channel.pipeline.syncOperations.addHandlers(
-                    IdleStateHandler(readTimeout: TimeAmount(limits.replayIdleTimeout)), CloseOnIdleHandler())
-            }
-            tcpListeners.append((recorded, channel))
-            ports.tcp[recorded] = channel.channel.localAddress?.port ?? 0
-        }
         var udpListeners: [(recorded: Int, channel: DatagramChannel)] = []
-        for recorded in catalogue.udpPorts {
-            let channel = try await bindUDP(port: listeningPort(recorded), group: group)
-            udpListeners.append((recorded, channel))
-            ports.udp[recorded] = channel.channel.localAddress?.port ?? 0
-        }
         var sideListeners: [(secure: Bool, channel: AcceptChannel)] = []
-        for (port, secure) in [(configuration.sideChannelTLSPort, true), (configuration.sideChannelPlainPort, false)] {
-            guard let port else { continue }
-            let context = secure ? ssl : nil
-            let channel = try await bindTCP(port: port, group: group, kind: secure ? "TLS side channel" : "side channel") {
-                channel in
-                if let context {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+        var ports = ListeningPorts(tcp: [:], udp: [:])
+        do {
+            for recorded in Set(catalogue.tcpPorts + configuration.extraReplayPorts).sorted() {
+                let channel = try await bindTCP(
+                    port: listeningPort(recorded), group: group, kind: "TCP replay port \(recorded)"
+                ) { channel in
+                    try channel.pipeline.syncOperations.addHandlers(
+                        IdleStateHandler(readTimeout: TimeAmount(limits.replayIdleTimeout)), CloseOnIdleHandler())
                 }
-                try channel.pipeline.syncOperations.addHandlers(
-                    IdleStateHandler(readTimeout: TimeAmount(limits.sideChannelIdleTimeout)), CloseOnIdleHandler())
+                tcpListeners.append((recorded, channel))
+                ports.tcp[recorded] = channel.channel.localAddress?.port ?? 0
             }
-            sideListeners.append((secure, channel))
-            if secure {
-                ports.sideChannelTLS = channel.channel.localAddress?.port
-            } else {
-                ports.sideChannelPlain = channel.channel.localAddress?.port
+            for recorded in catalogue.udpPorts {
+                let channel = try await bindUDP(port: listeningPort(recorded), group: group)
+                udpListeners.append((recorded, channel))
+                ports.udp[recorded] = channel.channel.localAddress?.port ?? 0
             }
+            for (port, secure) in [(configuration.sideChannelTLSPort, true), (configuration.sideChannelPlainPort, false)] {
+                guard let port else { continue }
+                let context = secure ? ssl : nil
+                let channel = try await bindTCP(port: port, group: group, kind: secure ? "TLS side channel" : "side channel") {
+                    channel in
+                    if let context {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                    }
+                    try channel.pipeline.syncOperations.addHandlers(
+                        IdleStateHandler(readTimeout: TimeAmount(limits.sideChannelIdleTimeout)), CloseOnIdleHandler())
+                }
+                sideListeners.append((secure, channel))
+                if secure {
+                    ports.sideChannelTLS = channel.channel.localAddress?.port
+                } else {
+                    ports.sideChannelPlain = channel.channel.localAddress?.port
+                }
+            }
+        } catch {
+            // Channels that were bound must be closed through their async wrappers before they go away.
+            await Self.closeUnused(tcpListeners.map(\.channel) + sideListeners.map(\.channel), udpListeners.map(\.channel))
+            throw error
         }
         let tcpMap = ports.tcp
         let udpMap = ports.udp
@@ -117,8 +124,14 @@ package final class ReplayServer: Service, Sendable {
             guard let port else { continue }
             let router = AnalyzerHTTP.router(api: api, metrics: configuration.metricsRegistry)
             let server: HTTPServerBuilder
-            if secure, let tlsConfiguration = try Self.tlsConfiguration(configuration.tls) {
-                server = try .tls(.http1(), tlsConfiguration: tlsConfiguration)
+            if secure, let tlsConfiguration = analyzerTLS {
+                do {
+                    server = try .tls(.http1(), tlsConfiguration: tlsConfiguration)
+                } catch {
+                    await Self.closeUnused(
+                        tcpListeners.map(\.channel) + sideListeners.map(\.channel), udpListeners.map(\.channel))
+                    throw ReplayServerError(.certificate, "cannot set up TLS for the analyzer", underlying: error)
+                }
             } else {
                 server = .http1()
             }
@@ -233,6 +246,12 @@ package final class ReplayServer: Service, Sendable {
 
     private struct ShutdownComplete: Error {}
 
+    /// Closes bound listeners that will not be served (startup failed) through their async wrappers.
+    private static func closeUnused(_ accepts: [AcceptChannel], _ datagrams: [DatagramChannel]) async {
+        for channel in accepts { try? await channel.executeThenClose { _ in } }
+        for channel in datagrams { try? await channel.executeThenClose { _, _ in } }
+    }
+
     // MARK: listeners
 
     typealias AcceptChannel = NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
@@ -336,7 +355,7 @@ private func acceptLoop(
                         context.logger.notice(
                             "connection refused: connection limit reached",
                             metadata: ["wehe.channel": "\(kind)", "wehe.limit": "\(context.limiter.maximum)"])
-                        child.channel.close(promise: nil)
+                        try? await child.executeThenClose { _, _ in }
                         continue
                     }
                     context.metrics.connectionAccepted(kind)

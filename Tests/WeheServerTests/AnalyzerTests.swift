@@ -26,16 +26,16 @@ struct AnalyzerTests {
     }
 
     @Test("errors are JSON with success false", arguments: [
-        ("/Results", #"{"success":false,"error":"command not provided"}"#),
-        ("/Results?command=nonsense", #"{"success":false,"error":"unknown command"}"#),
-        ("/Results?command=singleResult&historyCount=1&testID=1", #"{"success":false,"missing":"'userID'"}"#),
+        ("/Results", #"{"success": false, "error": "command not provided"}"#),
+        ("/Results?command=nonsense", #"{"success": false, "error": "unknown command"}"#),
+        ("/Results?command=singleResult&historyCount=1&testID=1", #"{"success": false, "missing": "'userID'"}"#),
         ("/Results?command=singleResult&userID=@abc123456&historyCount=x&testID=1",
-         #"{"success":false,"value error":"invalid literal for int() with base 10: 'x'"}"#),
+         #"{"success": false, "value error": "invalid literal for int() with base 10: 'x'"}"#),
         ("/Results?command=singleResult&userID=@unknown00&historyCount=3&testID=1",
-         #"{"success":false,"error":"No result found"}"#),
-        ("/Results?command=getServers", #"{"success":false,"error":"No Y-topology found."}"#),
+         #"{"success": false, "error": "No result found"}"#),
+        ("/Results?command=getServers", #"{"success": false, "error": "No Y-topology found."}"#),
         ("/Results?command=localizeResult&userID=@abc123456&historyCounts=[3,%204]&testID=0",
-         #"{"success":false,"error":"No result found"}"#),
+         #"{"success": false, "error": "No result found"}"#),
     ])
     func errors(path: String, expected: String) async throws {
         try await ServerHarness.run { server in
@@ -50,7 +50,7 @@ struct AnalyzerTests {
             let port = try #require(server.ports.analyzerPlain)
             let unknown = try await HTTPProbe.request(
                 port: port, method: "POST", path: "/Results", body: "command=analyze&userID=nobody1234&historyCount=1&testID=1")
-            #expect(unknown == #"{"success":false,"error":"No test found for userID nobody1234 and historyCount 1"}"#)
+            #expect(unknown == #"{"success": false, "error": "No test found for userID nobody1234 and historyCount 1"}"#)
             try await Self.seed(
                 server.store, user: "@seeded001", historyCount: 2,
                 original: (0..<40).map { 5 + Double($0 % 7) * 0.1 }, control: (0..<40).map { 1 + Double($0 % 5) * 0.1 })
@@ -80,7 +80,7 @@ struct AnalyzerTests {
             let servers = try await HTTPProbe.request(port: port, path: "/Results?command=getServers")
             #expect(
                 servers
-                    == #"{"success":true,"response":{"server-site-pairs":[],"server-ip-pairs":[["10.0.0.1","10.0.0.2","AS1 or AS2"]]}}"#
+                    == #"{"success": true, "response": {"server-site-pairs": [], "server-ip-pairs": [["10.0.0.1", "10.0.0.2", "AS1 or AS2"]]}}"#
             )
             let single = (0..<80).map { 4 + Double($0 % 9) * 0.05 }
             let half = (0..<80).map { 2 + Double($0 % 7) * 0.03 }

@@ -99,8 +99,8 @@ struct BadInputTests {
             configuration.limits.firstMessageTimeout = .seconds(30)
         }) { server in
             let port = try #require(server.ports.sideChannelPlain)
-            var idle: [RawConnection] = []
-            for _ in 0..<20 { idle.append(try await RawConnection.connect(port: port)) }
+            var idle: [any Channel] = []
+            for _ in 0..<20 { idle.append(try await IdleConnection.open(port: port)) }
             try await Task.sleep(for: .milliseconds(200))
             // The cap is reached: the next connections are closed by the server without any data.
             var closedAtOnce = 0
@@ -109,7 +109,7 @@ struct BadInputTests {
                 if elapsed < .seconds(2) { closedAtOnce += 1 }
             }
             #expect(closedAtOnce == 30)
-            for connection in idle { try await connection.channel.channel.close() }
+            for connection in idle { try await connection.close() }
             try await Task.sleep(for: .milliseconds(200))
             try await Self.normalSession(server)
         }
