@@ -61,6 +61,8 @@ let package = Package(
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             exclude: ["README.md"],
             swiftSettings: strict
@@ -114,7 +116,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "wehe-bench",
-            dependencies: ["WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL"],
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
         ),
@@ -135,7 +141,12 @@ let package = Package(
         ),
         .testTarget(
             name: "WeheStoreTests",
-            dependencies: ["WeheCore", "WeheStore", "WeheStoreSQL"],
+            dependencies: [
+                "WeheCore", "WeheStore", "WeheStoreSQL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -110,6 +110,9 @@ else
         failures=$((failures + 1))
     fi
 fi
+# The server's timing record of each TCP replay (request-arrival and response lateness per request group).
+grep 'replay timing' "$WORK/server.log" | sed -e 's/^.*wehe.replay.name=\([^ ]*\).*wehe.timing=\(.*\) wehe.*$/interop timing: \1: \2/' \
+    -e 's/ per group (ms):.*$//' | sort -u
 if [ "$failures" != 0 ]; then
     echo "--- server log (last 40 lines)"
     tail -40 "$WORK/server.log"
