@@ -111,7 +111,7 @@ else
     fi
 fi
 # The server's timing record of each TCP replay (request-arrival and response lateness per request group).
-grep 'replay timing' "$WORK/server.log" | sed -e 's/^.*wehe.replay.name=\([^ ]*\).*wehe.timing=\(.*\) wehe.*$/interop timing: \1: \2/' \
+grep 'replay timing' "$WORK/server.log" | sed -e 's/^.*wehe.replay.name=\([^ ]*\).*wehe.timing=\(.*\)$/interop timing: \1: \2/' \
     -e 's/ per group (ms):.*$//' | sort -u
 if [ "$failures" != 0 ]; then
     echo "--- server log (last 40 lines)"

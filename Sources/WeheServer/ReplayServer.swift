@@ -88,10 +88,14 @@ package final class ReplayServer: Service, Sendable {
                 udpListeners.append((recorded, channel))
                 ports.udp[recorded] = channel.channel.localAddress?.port ?? 0
             }
-            for (port, secure) in [(configuration.sideChannelTLSPort, true), (configuration.sideChannelPlainPort, false)] {
+            for (port, secure) in [
+                (configuration.sideChannelTLSPort, true), (configuration.sideChannelPlainPort, false),
+            ] {
                 guard let port else { continue }
                 let context = secure ? ssl : nil
-                let channel = try await bindTCP(port: port, group: group, kind: secure ? "TLS side channel" : "side channel") {
+                let channel = try await bindTCP(
+                    port: port, group: group, kind: secure ? "TLS side channel" : "side channel"
+                ) {
                     channel in
                     if let context {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
@@ -108,7 +112,8 @@ package final class ReplayServer: Service, Sendable {
             }
         } catch {
             // Channels that were bound must be closed through their async wrappers before they go away.
-            await Self.closeUnused(tcpListeners.map(\.channel) + sideListeners.map(\.channel), udpListeners.map(\.channel))
+            await Self.closeUnused(
+                tcpListeners.map(\.channel) + sideListeners.map(\.channel), udpListeners.map(\.channel))
             throw error
         }
         let tcpMap = ports.tcp
@@ -179,7 +184,8 @@ package final class ReplayServer: Service, Sendable {
                     for listener in sideAccepts {
                         tasks.addTask {
                             await acceptLoop(listener.channel, kind: "side", context: context) { child in
-                                await SideChannelHandler(context: context, channel: child, secure: listener.secure).run()
+                                await SideChannelHandler(context: context, channel: child, secure: listener.secure)
+                                    .run()
                             }
                         }
                     }
@@ -333,7 +339,8 @@ package final class ReplayServer: Service, Sendable {
         do {
             return try NIOSSLContext(configuration: tls)
         } catch {
-            throw ReplayServerError(.certificate, "the TLS certificate and key do not form a usable identity", underlying: error)
+            throw ReplayServerError(
+                .certificate, "the TLS certificate and key do not form a usable identity", underlying: error)
         }
     }
 }

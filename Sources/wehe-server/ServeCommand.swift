@@ -1,5 +1,12 @@
 import ArgumentParser
 import Foundation
+import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+import WeheServer
+import WeheStore
+
 #if canImport(Glibc)
     import Glibc
     private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
@@ -7,12 +14,6 @@ import Foundation
     import Darwin
     private let RLIMIT_NOFILE_VALUE = RLIMIT_NOFILE
 #endif
-import Logging
-import Metrics
-import Prometheus
-import ServiceLifecycle
-import WeheServer
-import WeheStore
 
 /// `wehe-server serve`: runs the replay server until SIGTERM / SIGINT.
 struct ServeCommand: AsyncParsableCommand {
@@ -97,7 +98,8 @@ struct ServeCommand: AsyncParsableCommand {
         let level = Logger.Level(rawValue: logLevel ?? file.logLevel ?? "info") ?? .info
         let json = (logFormat ?? file.logFormat ?? "text") == "json"
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler =
+                json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
@@ -121,7 +123,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.bindAddress = file.bind ?? bind
         configuration.replayPorts = .recorded(offset: portOffset ?? file.portOffset ?? 0)
         configuration.sideChannelTLSPort = Self.port(sideChannelPort ?? file.sideChannelPort, default: 55556)
-        configuration.sideChannelPlainPort = Self.port(sideChannelPlainPort ?? file.sideChannelPlainPort, default: 55555)
+        configuration.sideChannelPlainPort = Self.port(
+            sideChannelPlainPort ?? file.sideChannelPlainPort, default: 55555)
         configuration.analyzerTLSPort = Self.port(analyzerPort ?? file.analyzerPort, default: 56566)
         configuration.analyzerPlainPort = Self.port(analyzerPlainPort ?? file.analyzerPlainPort, default: 56565)
         if let name = admission ?? file.admission {

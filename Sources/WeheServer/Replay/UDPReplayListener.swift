@@ -67,7 +67,8 @@ struct UDPReplayListener {
                 let due = start + .seconds(datagram.offset)
                 if start.duration(to: due) > limit { break }
                 if due > .now { try await Task.sleep(until: due, clock: .continuous) }
-                try await outbound.write(AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: datagram.payload)))
+                try await outbound.write(
+                    AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: datagram.payload)))
                 sent += 1
                 bytes += datagram.payload.count
             }

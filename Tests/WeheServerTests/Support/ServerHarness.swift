@@ -93,7 +93,8 @@ struct RawConnection {
 /// A bare TCP connection without the async wrapper (for idle-connection tests; closed with `close()`).
 enum IdleConnection {
     static func open(port: Int) async throws -> any Channel {
-        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port)
+            .get()
     }
 }
 
