@@ -7,9 +7,10 @@ import WeheStoreSQL
 struct StoreOptions: ParsableArguments {
     @Option(
         name: .customLong("data-directory"),
-        help:
+        help: ArgumentHelp(
             "Server data directory (default: $WEHE_SERVER_DATA_DIR, else $XDG_DATA_HOME/wehe-server, "
-            + "else ~/.local/share/wehe-server)."
+                + "else ~/.local/share/wehe-server)."
+        )
     )
     var dataDirectory: String?
 
@@ -18,9 +19,10 @@ struct StoreOptions: ParsableArguments {
 
     @Option(
         name: .customLong("postgres-url"),
-        help:
+        help: ArgumentHelp(
             "PostgreSQL URL postgres://user:password@host:port/database instead of SQLite "
-            + "(or set $WEHE_SERVER_POSTGRES_URL)."
+                + "(or set $WEHE_SERVER_POSTGRES_URL)."
+        )
     )
     var postgresURL: String?
 
