@@ -66,12 +66,10 @@ struct RunCommand: AsyncParsableCommand {
                 verdictRules: try options.verdictRules(settings),
                 confirmation: settings.confirmation && !options.noConfirmation,
                 historyCounter: SettingsHistoryCounter(directory: directory, settings: settings))
-            let history: HistoryFile
-            do {
-                history = try await HistoryFile.open(path: directory.historyPath)
+            try await History.with(directory) { history in
+                configuration.store = history
+                try await Self.execute(selected, configuration: configuration, strings: strings, json: options.json)
             }
-            configuration.store = history
-            try await Self.execute(selected, configuration: configuration, strings: strings, json: options.json)
         } catch let error as CLIError {
             throw error.exit()
         }

@@ -44,20 +44,33 @@ enum Consent {
     }
 }
 
-/// Runs `body` in a task that Ctrl-C cancels (the client then closes its side channel so the server frees the
-/// slot), and reports whether Ctrl-C was pressed.
+/// Runs `body` so that Ctrl-C cancels it (the client then closes its side channel so the server frees the slot).
 enum Interrupts {
+    /// Runs `body` in a child task next to a SIGINT watcher; the first Ctrl-C cancels `body`, which then throws
+    /// its cancellation error. The default SIGINT action is restored afterwards.
     static func cancellingOnSIGINT<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        let task = Task { try await body() }
-        source.setEventHandler { task.cancel() }
+        let (interrupts, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        source.setEventHandler { continuation.yield() }
         source.resume()
         defer {
             source.cancel()
+            continuation.finish()
             signal(SIGINT, SIG_DFL)
         }
-        return try await task.value
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                for await _ in interrupts { break }
+                return nil
+            }
+            while let next = try await group.next() {
+                group.cancelAll()
+                if let value = next { return value }
+            }
+            throw CancellationError()
+        }
     }
 }
 
