@@ -18,7 +18,8 @@ let package = Package(
         .executable(name: "wehe", targets: ["wehe"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     ],
     targets: [
         // layer 0
@@ -29,6 +30,16 @@ let package = Package(
         .target(
             name: "WeheAnalysis",
             dependencies: ["WeheCore", "WeheStatistics"],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
+        // layer 2
+        .target(
+            name: "WeheTestbed",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             exclude: ["README.md"],
             swiftSettings: strict
         ),
@@ -43,8 +54,9 @@ let package = Package(
         .executableTarget(
             name: "wehe",
             dependencies: [
-                "WeheCore", "WeheWire", "WeheAnalysis",
+                "WeheCore", "WeheWire", "WeheAnalysis", "WeheTestbed",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -62,6 +74,15 @@ let package = Package(
         .testTarget(
             name: "WeheAnalysisTests",
             dependencies: ["WeheCore", "WeheStatistics", "WeheAnalysis"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheTestbedTests",
+            dependencies: [
+                "WeheTestbed", "WeheTestKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),
