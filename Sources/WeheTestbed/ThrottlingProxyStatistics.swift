@@ -9,6 +9,8 @@ public struct ThrottlingProxyStatistics: Sendable, Hashable, CustomStringConvert
     public var udpFlows = 0
     /// Flows the classifier matched.
     public var matchedFlows = 0
+    /// UDP flows forgotten after the idle timeout.
+    public var expiredFlows = 0
     /// Flows that ended because the upstream could not be reached or a socket failed.
     public var failedFlows = 0
     /// Bytes relayed from servers to clients.
@@ -30,6 +32,7 @@ public struct ThrottlingProxyStatistics: Sendable, Hashable, CustomStringConvert
     /// One line of `name=value` pairs.
     public var description: String {
         "tcpFlows=\(tcpFlows) udpFlows=\(udpFlows) matchedFlows=\(matchedFlows) failedFlows=\(failedFlows) "
+            + "expiredFlows=\(expiredFlows) "
             + "downloadBytes=\(downloadBytes) uploadBytes=\(uploadBytes) shapedBytes=\(shapedBytes) "
             + "queueDrops=\(queueDrops) lostDatagrams=\(lostDatagrams) stalledPieces=\(stalledPieces)"
     }

@@ -30,23 +30,37 @@ struct UDPRelay: Sendable {
 
     /// The live flows, by client address: each one's queue of datagrams towards the server.
     private final class FlowTable: Sendable {
-        private let flows = Mutex<[SocketAddress: AsyncStream<ByteBuffer>.Continuation]>([:])
+        private struct Entry {
+            let id: Int
+            let continuation: AsyncStream<ByteBuffer>.Continuation
+        }
+        private let flows = Mutex<(nextID: Int, entries: [SocketAddress: Entry])>((0, [:]))
 
         /// Delivers a datagram to an existing flow; `false` when there is none for `address`.
         func deliver(_ data: ByteBuffer, from address: SocketAddress) -> Bool {
             flows.withLock { table in
-                guard let continuation = table[address] else { return false }
-                continuation.yield(data)
+                guard let entry = table.entries[address] else { return false }
+                entry.continuation.yield(data)
                 return true
             }
         }
 
-        func add(_ address: SocketAddress, _ continuation: AsyncStream<ByteBuffer>.Continuation) {
-            flows.withLock { $0[address] = continuation }
+        /// Registers a new flow and returns its identifier.
+        func add(_ address: SocketAddress, _ continuation: AsyncStream<ByteBuffer>.Continuation) -> Int {
+            flows.withLock { table in
+                table.nextID += 1
+                table.entries[address] = Entry(id: table.nextID, continuation: continuation)
+                return table.nextID
+            }
         }
 
-        func remove(_ address: SocketAddress) {
-            flows.withLock { $0.removeValue(forKey: address) }?.finish()
+        /// Forgets flow `id` of `address` (a newer flow of the same address stays).
+        func remove(_ address: SocketAddress, id: Int) {
+            let removed = flows.withLock { table -> Entry? in
+                guard table.entries[address]?.id == id else { return nil }
+                return table.entries.removeValue(forKey: address)
+            }
+            removed?.continuation.finish()
         }
     }
 
@@ -64,10 +78,14 @@ struct UDPRelay: Sendable {
                             bufferingPolicy: .bufferingNewest(4096)
                         )
                         continuation.yield(envelope.data)
-                        table.add(client, continuation)
+                        let id = table.add(client, continuation)
                         group.addTask {
-                            await relay(client: client, uplink: uplink, toClients: toClients)
-                            table.remove(client)
+                            await relay(client: client, uplink: uplink, toClients: toClients) {
+                                // Forget the flow before it is torn down, so that a datagram arriving meanwhile
+                                // opens a new flow instead of being lost in the old one.
+                                table.remove(client, id: id)
+                            }
+                            table.remove(client, id: id)
                         }
                     }
                 } catch {
@@ -90,7 +108,8 @@ struct UDPRelay: Sendable {
     private func relay(
         client: SocketAddress,
         uplink: AsyncStream<ByteBuffer>,
-        toClients: NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>
+        toClients: NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>,
+        onIdle: @escaping @Sendable () -> Void
     ) async {
         let (inspector, shaper) = context.newFlow(on: route)
         let upstream: Socket
@@ -149,7 +168,11 @@ struct UDPRelay: Sendable {
                         while true {
                             let deadline = lastActivity.time + idle
                             try await context.clock.sleepUntil(deadline)
-                            if context.clock.now() >= lastActivity.time + idle { throw IdleExpired() }
+                            if context.clock.now() >= lastActivity.time + idle {
+                                onIdle()
+                                context.counters.update { $0.expiredFlows += 1 }
+                                throw IdleExpired()
+                            }
                         }
                     }
                     try await group.next()
