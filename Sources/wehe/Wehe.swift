@@ -10,6 +10,6 @@ struct Wehe: AsyncParsableCommand {
             Exit codes: 0 success; 1 a checked file or input is invalid; 2 usage error; \
             3 a needed file (trace, catalog) could not be found or read.
             """,
-        subcommands: [ReplaysCommand.self]
+        subcommands: [ReplaysCommand.self, TestbedCommand.self]
     )
 }

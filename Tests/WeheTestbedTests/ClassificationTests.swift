@@ -14,7 +14,8 @@ struct ClassificationTests {
     @Test("a pattern split across two reads is found, and the flow stays matched")
     func splitPattern() {
         let inspector = FlowInspector(classifier: .patterns([sni]), route: route, inspectedBytes: 4096)
-        #expect(inspector.inspect(Array("\u{16}\u{3}\u{1}...r3---sn-abc.googl".utf8), direction: .upload) == (false, false))
+        #expect(
+            inspector.inspect(Array("\u{16}\u{3}\u{1}...r3---sn-abc.googl".utf8), direction: .upload) == (false, false))
         #expect(inspector.inspect(Array("evideo.com".utf8), direction: .upload) == (true, true))
         #expect(inspector.inspect(Array("anything".utf8), direction: .download) == (true, false))
         #expect(inspector.isMatched)

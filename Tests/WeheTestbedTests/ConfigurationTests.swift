@@ -39,7 +39,9 @@ struct ConfigurationTests {
 
     private func valid() -> Configuration {
         Configuration(
-            routes: [.init(.tcp, listen: .init(host: "127.0.0.1", port: 0), upstream: .init(host: "127.0.0.1", port: 1))],
+            routes: [
+                .init(.tcp, listen: .init(host: "127.0.0.1", port: 0), upstream: .init(host: "127.0.0.1", port: 1))
+            ],
             classifier: .patterns([Array("x".utf8)]),
             shaping: .init(rateBitsPerSecond: 1000),
             loss: .init(probability: 0.01)
@@ -79,5 +81,30 @@ struct ConfigurationTests {
         #expect(throws: WeheTestbedError(.invalidConfiguration, "")) {
             _ = try ThrottlingProxy(configuration: configuration)
         }
+    }
+}
+
+@Suite("Rate parsing")
+struct RateParsingTests {
+    @Test(
+        "rates with and without units",
+        arguments: [
+            ("1.5mbit", 1_500_000), ("4 Mbit", 4_000_000), ("800kbit", 800_000), ("2000000", 2_000_000),
+            ("10M", 10_000_000), ("1gbps", 1_000_000_000), ("12bit", 12),
+        ])
+    func parses(text: String, bits: Int) throws {
+        #expect(try ThrottlingProxyConfiguration.parseBitRate(text) == bits)
+    }
+
+    @Test("nonsense is refused", arguments: ["", "fast", "-1mbit", "0", "1.5 furlongs", "mbit", "0.0001bit"])
+    func refuses(text: String) {
+        #expect(throws: WeheTestbedError(.invalidArgument, "")) { try ThrottlingProxyConfiguration.parseBitRate(text) }
+    }
+
+    @Test("formatting for people")
+    func formats() {
+        #expect(ThrottlingProxyConfiguration.formatBitRate(1_500_000) == "1.5 Mbit/s")
+        #expect(ThrottlingProxyConfiguration.formatBitRate(800_000) == "800 kbit/s")
+        #expect(ThrottlingProxyConfiguration.formatBitRate(999) == "999 bit/s")
     }
 }

@@ -105,8 +105,10 @@ enum LoopbackPeers {
                     for try await envelope in inbound {
                         received.append(Array(buffer: envelope.data))
                         for index in 0..<replies {
-                            let data = ByteBuffer(bytes: [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: replySize))
-                            try await outbound.write(AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: data))
+                            let data = ByteBuffer(
+                                bytes: [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: replySize))
+                            try await outbound.write(
+                                AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: data))
                         }
                     }
                 }
@@ -118,8 +120,10 @@ enum LoopbackPeers {
 
     /// A UDP client socket on 127.0.0.1; `body` gets its inbound datagrams and its writer.
     static func withUDPClient<Result: Sendable>(
-        _ body: (NIOAsyncChannelInboundStream<AddressedEnvelope<ByteBuffer>>,
-            NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>) async throws -> Result
+        _ body: (
+            NIOAsyncChannelInboundStream<AddressedEnvelope<ByteBuffer>>,
+            NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>
+        ) async throws -> Result
     ) async throws -> Result {
         let socket = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(host: "127.0.0.1", port: 0) { channel in

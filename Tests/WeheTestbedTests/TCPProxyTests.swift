@@ -11,7 +11,8 @@ struct TCPProxyTests {
 
     static let sni = Array("googlevideo".utf8)
     /// A request shaped like a TLS ClientHello carrying the SNI `r3---sn-abc.googlevideo.com`.
-    static let request: [UInt8] = [0x16, 0x03, 0x01, 0x00, 0x40] + Array("....server_name..r3---sn-abc.googlevideo.com".utf8)
+    static let request: [UInt8] =
+        [0x16, 0x03, 0x01, 0x00, 0x40] + Array("....server_name..r3---sn-abc.googlevideo.com".utf8)
 
     private func configuration(
         upstreamPort: Int,
@@ -21,7 +22,11 @@ struct TCPProxyTests {
         clock: ManualClock
     ) -> Configuration {
         Configuration(
-            routes: [.init(.tcp, listen: .init(host: "127.0.0.1", port: 0), upstream: .init(host: "127.0.0.1", port: upstreamPort))],
+            routes: [
+                .init(
+                    .tcp, listen: .init(host: "127.0.0.1", port: 0),
+                    upstream: .init(host: "127.0.0.1", port: upstreamPort))
+            ],
             classifier: classifier,
             shaping: shaping,
             loss: loss,
@@ -97,7 +102,8 @@ struct TCPProxyTests {
         try await LoopbackPeers.withTCPServer(requestLength: Self.request.count, response: payload) { port, _ in
             let proxy = try ThrottlingProxy(configuration: configuration(upstreamPort: port, clock: clock))
             let (response, observations) = try await proxy.withRunning { bound in
-                try await exchange(through: proxy, port: bound[0].listenAddress.port, request: Self.request, clock: clock)
+                try await exchange(
+                    through: proxy, port: bound[0].listenAddress.port, request: Self.request, clock: clock)
             }
             #expect(response == payload)
             // 4000 bytes of burst, then 6000 bytes at 10 000 bytes/s: the last byte leaves at exactly 600 ms.
@@ -142,7 +148,8 @@ struct TCPProxyTests {
             let proxy = try ThrottlingProxy(
                 configuration: configuration(upstreamPort: port, shaping: shaping, clock: clock))
             let (response, observations) = try await proxy.withRunning { bound in
-                try await exchange(through: proxy, port: bound[0].listenAddress.port, request: Self.request, clock: clock)
+                try await exchange(
+                    through: proxy, port: bound[0].listenAddress.port, request: Self.request, clock: clock)
             }
             #expect(response == payload)
             // 6000 free bytes + up to 1000 of burst at once (less when a read ends inside the last segment),
@@ -164,7 +171,8 @@ struct TCPProxyTests {
                     upstreamPort: port, classifier: .nothing, shaping: nil,
                     loss: .init(probability: 0.2, tcpStall: .milliseconds(200)), clock: clock))
             let (response, _) = try await proxy.withRunning { bound in
-                try await exchange(through: proxy, port: bound[0].listenAddress.port, request: Self.request, clock: clock)
+                try await exchange(
+                    through: proxy, port: bound[0].listenAddress.port, request: Self.request, clock: clock)
             }
             #expect(response == payload)
             let stalls = proxy.statistics.stalledPieces
@@ -183,7 +191,8 @@ struct TCPProxyTests {
         try await closed.close()
         let proxy = try ThrottlingProxy(configuration: configuration(upstreamPort: port, clock: clock))
         try await proxy.withRunning { bound in
-            let response = try? await LoopbackPeers.tcpExchange(port: bound[0].listenAddress.port, request: Self.request)
+            let response = try? await LoopbackPeers.tcpExchange(
+                port: bound[0].listenAddress.port, request: Self.request)
             #expect(response ?? [] == [])
         }
         #expect(proxy.statistics.failedFlows == 1)

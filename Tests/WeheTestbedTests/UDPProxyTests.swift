@@ -16,7 +16,11 @@ struct UDPProxyTests {
         clock: ManualClock
     ) -> Configuration {
         Configuration(
-            routes: [.init(.udp, listen: .init(host: "127.0.0.1", port: 0), upstream: .init(host: "127.0.0.1", port: upstreamPort))],
+            routes: [
+                .init(
+                    .udp, listen: .init(host: "127.0.0.1", port: 0),
+                    upstream: .init(host: "127.0.0.1", port: upstreamPort))
+            ],
             classifier: classifier,
             shaping: shaping,
             loss: loss,
@@ -38,7 +42,8 @@ struct UDPProxyTests {
                 let proxyAddress = try SocketAddress(ipAddress: "127.0.0.1", port: bound[0].listenAddress.port)
                 let control = Self.hello.map { ~$0 }
                 let replies = try await LoopbackPeers.withUDPClient { inbound, outbound in
-                    try await outbound.write(AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: control)))
+                    try await outbound.write(
+                        AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: control)))
                     var replies: [[UInt8]] = []
                     for try await envelope in inbound {
                         #expect(envelope.remoteAddress == proxyAddress)
@@ -70,7 +75,8 @@ struct UDPProxyTests {
             try await proxy.withRunning { bound in
                 let proxyAddress = try SocketAddress(ipAddress: "127.0.0.1", port: bound[0].listenAddress.port)
                 try await LoopbackPeers.withUDPClient { inbound, outbound in
-                    try await outbound.write(AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: Self.hello)))
+                    try await outbound.write(
+                        AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: Self.hello)))
                     var iterator = inbound.makeAsyncIterator()
                     // All 20 replies reach the proxy while the clock stands at zero: one leaves at once, three
                     // wait in the queue (100, 200, 300 ms), sixteen overflow it.
@@ -83,7 +89,9 @@ struct UDPProxyTests {
                         #expect(deadline == .milliseconds(expected))
                         clock.advance(to: deadline)
                         let next = try await iterator.next()
-                        #expect(next.map { Array(buffer: $0.data) } == [UInt8](repeating: UInt8(expected / 100), count: 1000))
+                        #expect(
+                            next.map { Array(buffer: $0.data) }
+                                == [UInt8](repeating: UInt8(expected / 100), count: 1000))
                     }
                 }
             }
@@ -104,8 +112,10 @@ struct UDPProxyTests {
             try await proxy.withRunning { bound in
                 let proxyAddress = try SocketAddress(ipAddress: "127.0.0.1", port: bound[0].listenAddress.port)
                 try await LoopbackPeers.withUDPClient { inbound, outbound in
-                    try await outbound.write(AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: Self.hello)))
-                    #expect(await waitUntil { proxy.statistics.lostDatagrams + proxy.statistics.downloadBytes / 10 == 150 })
+                    try await outbound.write(
+                        AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: Self.hello)))
+                    #expect(
+                        await waitUntil { proxy.statistics.lostDatagrams + proxy.statistics.downloadBytes / 10 == 150 })
                     let forwarded = proxy.statistics.downloadBytes / 10
                     var count = 0
                     for try await _ in inbound {
@@ -134,15 +144,18 @@ struct UDPProxyTests {
                 let proxyAddress = try SocketAddress(ipAddress: "127.0.0.1", port: bound[0].listenAddress.port)
                 try await LoopbackPeers.withUDPClient { inbound, outbound in
                     var iterator = inbound.makeAsyncIterator()
-                    try await outbound.write(AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: [1])))
+                    try await outbound.write(
+                        AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: [1])))
                     _ = try await iterator.next()
                     #expect(await clock.nextDeadline() == .seconds(30))
-                    try await outbound.write(AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: [2])))
+                    try await outbound.write(
+                        AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: [2])))
                     _ = try await iterator.next()
                     #expect(proxy.statistics.udpFlows == 1)
                     clock.advance(to: .seconds(30))
                     #expect(await waitUntil { proxy.statistics.expiredFlows == 1 })
-                    try await outbound.write(AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: [3])))
+                    try await outbound.write(
+                        AddressedEnvelope(remoteAddress: proxyAddress, data: ByteBuffer(bytes: [3])))
                     _ = try await iterator.next()
                     #expect(proxy.statistics.udpFlows == 2)
                 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Waits for a condition that becomes true through other tasks' work (socket I/O), yielding in between.
 /// Fails the wait after `attempts` rounds so a broken test ends instead of hanging.
 func waitUntil(attempts: Int = 2_000_000, _ condition: () -> Bool) async -> Bool {
@@ -7,8 +9,6 @@ func waitUntil(attempts: Int = 2_000_000, _ condition: () -> Bool) async -> Bool
     }
     return condition()
 }
-
-import Synchronization
 
 /// A list that several tasks append to.
 final class Recorder<Element: Sendable>: Sendable {

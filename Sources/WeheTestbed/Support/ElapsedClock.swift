@@ -11,7 +11,9 @@ package struct ElapsedClock: Sendable {
         self = Self.wrap(clock)
     }
 
-    private init(now: @escaping @Sendable () -> Duration, sleepUntil: @escaping @Sendable (Duration) async throws -> Void) {
+    private init(
+        now: @escaping @Sendable () -> Duration, sleepUntil: @escaping @Sendable (Duration) async throws -> Void
+    ) {
         self.now = now
         self.sleepUntil = sleepUntil
     }
