@@ -16,10 +16,23 @@ let package = Package(
     products: [
         .library(name: "WeheClient", targets: ["WeheCore", "WeheWire"]),
         .executable(name: "wehe", targets: ["wehe"]),
+        .executable(name: "wehe-server", targets: ["wehe-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/sql-kit", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/postgres-kit", from: "2.17.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // layer 0
@@ -33,7 +46,45 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strict
         ),
+        .target(
+            name: "WeheStore",
+            dependencies: ["WeheCore", .product(name: "Logging", package: "swift-log")],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         // layer 2
+        .target(
+            name: "WeheStoreSQL",
+            dependencies: [
+                "WeheCore", "WeheStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "WeheServer",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheAnalysis", "WeheStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         .target(
             name: "WeheTestbed",
             dependencies: [
@@ -61,8 +112,18 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "wehe-server",
+            dependencies: [
+                "WeheCore", "WeheStore", "WeheStoreSQL", "WeheServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "wehe-bench",
-            dependencies: ["WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis"],
+            dependencies: ["WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL"],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
         ),
@@ -70,10 +131,31 @@ let package = Package(
         .testTarget(name: "WeheCoreTests", dependencies: ["WeheCore", "WeheTestKit"], swiftSettings: strict),
         .testTarget(
             name: "WeheWireTests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit"], swiftSettings: strict),
-        .testTarget(name: "WeheStatisticsTests", dependencies: ["WeheStatistics"], swiftSettings: strict),
+        .testTarget(
+            name: "WeheStatisticsTests",
+            dependencies: ["WeheStatistics"],
+            resources: [.copy("Golden")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "WeheAnalysisTests",
             dependencies: ["WeheCore", "WeheStatistics", "WeheAnalysis"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheStoreTests",
+            dependencies: ["WeheCore", "WeheStore", "WeheStoreSQL"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheServerTests",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheStore", "WeheServer", "WeheTestKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

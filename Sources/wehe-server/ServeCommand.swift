@@ -1,0 +1,228 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+import WeheServer
+import WeheStore
+
+/// `wehe-server serve`: runs the replay server until SIGTERM / SIGINT.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve replays, the side channel and the analyzer API.",
+        discussion: """
+            Defaults are the published ports: side channel 55556 (TLS) and 55555, analyzer 56566 (HTTPS) and \
+            56565 (HTTP, also /metrics), replay listeners on the traces' recorded ports (80, 443, ...). Ports below \
+            1024 need privileges; --port-offset N moves every replay listener by N and the port map advertises the \
+            moved ports (the published clients follow it). Without --tls-cert/--tls-key a CA and server \
+            certificate are created once in <data>/certs. SIGTERM lets running tests finish for the grace period.
+            """
+    )
+
+    @Option(name: .long, help: "Replay directory (default: $WEHE_REPLAYS, ./replays, ../shared/replays).")
+    var replays: String?
+
+    @Option(name: .long, help: "Data directory: database, certificates.")
+    var data: String = "wehe-data"
+
+    @Option(name: .long, help: "Address to bind every listener to.")
+    var bind: String = "0.0.0.0"
+
+    @Option(name: .long, help: "JSON configuration file (keys as the long option names, in camelCase).")
+    var config: String?
+
+    @Option(name: .long, help: "Move every replay listener by this many ports.")
+    var portOffset: Int?
+
+    @Option(name: .long, help: "TLS side-channel port (0 = any free port, -1 = off).")
+    var sideChannelPort: Int?
+
+    @Option(name: .long, help: "Plain side-channel port (-1 = off).")
+    var sideChannelPlainPort: Int?
+
+    @Option(name: .long, help: "HTTPS analyzer port (-1 = off).")
+    var analyzerPort: Int?
+
+    @Option(name: .long, help: "HTTP analyzer and /metrics port (-1 = off).")
+    var analyzerPlainPort: Int?
+
+    @Option(name: .long, help: "Server certificate chain (PEM).")
+    var tlsCert: String?
+
+    @Option(name: .long, help: "Server private key (PEM).")
+    var tlsKey: String?
+
+    @Option(name: .long, help: "Admission rule: per-address (published) or per-user.")
+    var admission: String?
+
+    @Option(name: .long, help: "Result store: sqlite (default), postgres, memory.")
+    var store: String?
+
+    @Option(name: .long, help: "PostgreSQL URL for --store postgres (postgres://user:password@host:port/db).")
+    var postgresURL: String?
+
+    @Option(name: .long, help: "Largest number of open TCP connections.")
+    var maxConnections: Int?
+
+    @Option(name: .long, help: "Largest number of concurrently admitted sessions.")
+    var maxSessions: Int?
+
+    @Option(name: .long, help: "Seconds running tests may go on after SIGTERM.")
+    var gracePeriod: Int?
+
+    @Option(name: .long, help: "Name recorded with every test.")
+    var serverName: String?
+
+    @Option(name: .long, help: "WeHeY server pair for getServers: 'address1,address2,label' (repeatable).")
+    var localizationPair: [String] = []
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error.")
+    var logLevel: String?
+
+    @Option(name: .long, help: "Log format: text or json (one JSON object per line).")
+    var logFormat: String?
+
+    func run() async throws {
+        let file = try FileSettings.load(config)
+        let level = Logger.Level(rawValue: logLevel ?? file.logLevel ?? "info") ?? .info
+        let json = (logFormat ?? file.logFormat ?? "text") == "json"
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let logger = Logger(label: "wehe-server")
+
+        let dataDirectory = data
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        guard let replayDirectory = replays ?? file.replays ?? Self.defaultReplayDirectory() else {
+            Self.printError("wehe-server: no replay directory (give --replays <dir> or set WEHE_REPLAYS)")
+            throw ExitCode(1)
+        }
+        let resultStore = try await StoreFactory.open(
+            kind: store ?? file.store ?? "sqlite", dataDirectory: dataDirectory,
+            postgresURL: postgresURL ?? file.postgresURL, logger: logger)
+
+        var configuration = ReplayServerConfiguration(
+            replayDirectory: replayDirectory, store: resultStore, logger: logger)
+        configuration.dataDirectory = dataDirectory
+        configuration.bindAddress = file.bind ?? bind
+        configuration.replayPorts = .recorded(offset: portOffset ?? file.portOffset ?? 0)
+        configuration.sideChannelTLSPort = Self.port(sideChannelPort ?? file.sideChannelPort, default: 55556)
+        configuration.sideChannelPlainPort = Self.port(sideChannelPlainPort ?? file.sideChannelPlainPort, default: 55555)
+        configuration.analyzerTLSPort = Self.port(analyzerPort ?? file.analyzerPort, default: 56566)
+        configuration.analyzerPlainPort = Self.port(analyzerPlainPort ?? file.analyzerPlainPort, default: 56565)
+        if let name = admission ?? file.admission {
+            guard let policy = ReplayServerConfiguration.AdmissionPolicy(rawValue: name) else {
+                throw ValidationError("--admission must be per-address or per-user")
+            }
+            configuration.admission = policy
+        }
+        if let value = maxConnections ?? file.maxConnections { configuration.limits.maximumConnections = value }
+        if let value = maxSessions ?? file.maxSessions { configuration.limits.maximumSessions = value }
+        if let value = gracePeriod ?? file.gracePeriod { configuration.limits.shutdownGracePeriod = .seconds(value) }
+        configuration.serverName = serverName ?? file.serverName ?? ProcessInfo.processInfo.hostName
+        configuration.localizationServerPairs = (localizationPair + (file.localizationPair ?? [])).map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
+        }
+        configuration.metricsRegistry = registry
+
+        if configuration.sideChannelTLSPort != nil || configuration.analyzerTLSPort != nil {
+            let cert = tlsCert ?? file.tlsCert
+            let key = tlsKey ?? file.tlsKey
+            if let cert, let key {
+                configuration.tls = .init(certificateChainPath: cert, privateKeyPath: key)
+            } else {
+                let directory = (dataDirectory as NSString).appendingPathComponent("certs")
+                let serverCertificate = (directory as NSString).appendingPathComponent("server.crt")
+                let serverKey = (directory as NSString).appendingPathComponent("server.key")
+                if !FileManager.default.fileExists(atPath: serverCertificate) {
+                    let output = try CertificateFactory.issue(
+                        into: directory, hostNames: ["localhost", "127.0.0.1", "::1", configuration.serverName])
+                    logger.notice(
+                        "created a CA and server certificate; clients must trust the CA",
+                        metadata: ["wehe.ca": "\(output.caCertificate)"])
+                }
+                configuration.tls = .init(certificateChainPath: serverCertificate, privateKeyPath: serverKey)
+            }
+        }
+
+        let server: ReplayServer
+        do {
+            server = try ReplayServer(configuration: configuration)
+        } catch {
+            Self.printError("wehe-server: \(error)")
+            throw ExitCode(2)
+        }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: server)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("server stopped with an error", metadata: ["wehe.error": "\(error)"])
+            await resultStore.close()
+            Self.printError("wehe-server: \(error)")
+            throw ExitCode(1)
+        }
+        await resultStore.close()
+    }
+
+    static func port(_ value: Int?, default defaultPort: Int) -> Int? {
+        guard let value else { return defaultPort }
+        return value < 0 ? nil : value
+    }
+
+    static func defaultReplayDirectory() -> String? {
+        let candidates = [ProcessInfo.processInfo.environment["WEHE_REPLAYS"], "replays", "../shared/replays"]
+        return candidates.compactMap { $0 }.first { path in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+        }
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// The `--config` file: every key optional, named like the long options in camelCase.
+struct FileSettings: Decodable {
+    var replays: String?
+    var bind: String?
+    var portOffset: Int?
+    var sideChannelPort: Int?
+    var sideChannelPlainPort: Int?
+    var analyzerPort: Int?
+    var analyzerPlainPort: Int?
+    var tlsCert: String?
+    var tlsKey: String?
+    var admission: String?
+    var store: String?
+    var postgresURL: String?
+    var maxConnections: Int?
+    var maxSessions: Int?
+    var gracePeriod: Int?
+    var serverName: String?
+    var localizationPair: [String]?
+    var logLevel: String?
+    var logFormat: String?
+
+    static func load(_ path: String?) throws -> FileSettings {
+        guard let path else { return FileSettings() }
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            return try JSONDecoder().decode(FileSettings.self, from: data)
+        } catch {
+            throw ValidationError("cannot read configuration file \(path): \(error)")
+        }
+    }
+}
