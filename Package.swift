@@ -14,7 +14,7 @@ let package = Package(
     name: "wehe-swift",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "WeheClient", targets: ["WeheCore", "WeheWire"]),
+        .library(name: "WeheClient", targets: ["WeheClient"]),
         .executable(name: "wehe", targets: ["wehe"]),
         .executable(name: "wehe-server", targets: ["wehe-server"]),
     ],
@@ -52,7 +52,26 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strict
         ),
+        .target(
+            name: "WeheReplay",
+            dependencies: ["WeheCore", .product(name: "Logging", package: "swift-log")],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         // layer 2
+        .target(
+            name: "WeheClient",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheReplay", "WeheAnalysis", "WeheStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         .target(
             name: "WeheStoreSQL",
             dependencies: [
@@ -105,8 +124,10 @@ let package = Package(
         .executableTarget(
             name: "wehe",
             dependencies: [
-                "WeheCore", "WeheWire", "WeheAnalysis", "WeheTestbed",
+                "WeheCore", "WeheWire", "WeheAnalysis", "WeheReplay", "WeheClient", "WeheStore", "WeheStoreSQL",
+                "WeheTestbed",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -123,7 +144,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "wehe-bench",
-            dependencies: ["WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL"],
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheReplay",
+                "WeheClient",
+            ],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
         ),
@@ -165,6 +189,19 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheReplayTests", dependencies: ["WeheCore", "WeheReplay", "WeheTestKit"], swiftSettings: strict),
+        .testTarget(
+            name: "WeheClientTests",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheReplay", "WeheAnalysis", "WeheStore", "WeheClient", "WeheTestKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
         .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),

@@ -1,0 +1,111 @@
+import Foundation
+
+/// What `wehe` remembers between runs, in `<data directory>/settings.json`: server, certificate, user id, the last
+/// history count, thresholds, language and consent.
+struct WeheSettings: Codable, Equatable {
+    var server: String = "127.0.0.1"
+    var certificate: String?
+    var userID: String = WeheSettings.makeUserID()
+    var lastHistoryCount: Int = 0
+    var areaThreshold: Double?
+    var ksPValueThreshold: Double?
+    var ruleSet: String = "android"
+    var confirmation: Bool = true
+    var language: String?
+    var consentAccepted: Bool = false
+
+    /// `@` and 9 characters of `[0-9a-z]`, like the command-line client.
+    static func makeUserID() -> String {
+        let alphabet = Array("0123456789abcdefghijklmnopqrstuvwxyz")
+        return "@" + String((0..<9).map { _ in alphabet[Int.random(in: 0..<alphabet.count)] })
+    }
+
+    /// Keys accepted by `wehe settings set`.
+    static let keys = [
+        "server", "certificate", "user-id", "area-threshold", "p-threshold", "rules", "confirmation", "language",
+        "consent",
+    ]
+
+    /// Changes one setting from text.
+    mutating func set(_ key: String, _ value: String) throws {
+        func fraction() throws -> Double? {
+            if value == "default" { return nil }
+            guard let number = Double(value), number.isFinite, number >= 0, number <= 1 else {
+                throw CLIError(code: .invalidInput, "\(key) must be a fraction in [0, 1] or 'default'")
+            }
+            return number
+        }
+        func flag() throws -> Bool {
+            switch value.lowercased() {
+            case "on", "true", "yes", "1": return true
+            case "off", "false", "no", "0": return false
+            default: throw CLIError(code: .invalidInput, "\(key) must be on or off")
+            }
+        }
+        switch key {
+        case "server": server = value
+        case "certificate": certificate = value.isEmpty || value == "none" ? nil : value
+        case "user-id":
+            guard value.utf8.count >= 2, value.utf8.count <= 64,
+                value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "@") })
+            else { throw CLIError(code: .invalidInput, "user-id must be 2-64 letters or digits (optionally '@')") }
+            userID = value
+        case "area-threshold": areaThreshold = try fraction()
+        case "p-threshold": ksPValueThreshold = try fraction()
+        case "rules":
+            guard value == "android" || value == "ios" else {
+                throw CLIError(code: .invalidInput, "rules must be android or ios")
+            }
+            ruleSet = value
+        case "confirmation": confirmation = try flag()
+        case "language":
+            guard value == "en" || value == "fr" || value == "auto" else {
+                throw CLIError(code: .invalidInput, "language must be en, fr or auto")
+            }
+            language = value == "auto" ? nil : value
+        case "consent": consentAccepted = try flag()
+        default:
+            throw CLIError(code: .invalidInput, "unknown setting '\(key)'; known: \(Self.keys.joined(separator: ", "))")
+        }
+    }
+}
+
+/// Where `wehe` keeps its files and how it reads and writes the settings.
+struct DataDirectory {
+    let path: String
+
+    /// `--data-dir`, else `$WEHE_DATA_DIR`, else `$XDG_DATA_HOME/wehe`, else `~/.local/share/wehe`.
+    static func resolve(_ explicit: String?) -> DataDirectory {
+        let environment = ProcessInfo.processInfo.environment
+        if let explicit, !explicit.isEmpty { return DataDirectory(path: explicit) }
+        if let value = environment["WEHE_DATA_DIR"], !value.isEmpty { return DataDirectory(path: value) }
+        if let value = environment["XDG_DATA_HOME"], !value.isEmpty { return DataDirectory(path: value + "/wehe") }
+        return DataDirectory(path: (environment["HOME"] ?? ".") + "/.local/share/wehe")
+    }
+
+    var settingsPath: String { path + "/settings.json" }
+    var historyPath: String { path + "/history.sqlite" }
+
+    /// Reads the settings; a missing file gives the defaults (with a new user id).
+    func loadSettings() throws -> WeheSettings {
+        guard FileManager.default.fileExists(atPath: settingsPath) else { return WeheSettings() }
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: settingsPath))
+            return try JSONDecoder().decode(WeheSettings.self, from: data)
+        } catch {
+            throw CLIError(code: .invalidInput, "the settings file \(settingsPath) is unreadable: \(error.localizedDescription)")
+        }
+    }
+
+    /// Writes the settings atomically.
+    func save(_ settings: WeheSettings) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(settings).write(to: URL(fileURLWithPath: settingsPath), options: .atomic)
+        } catch {
+            throw CLIError(code: .storeFailed, "cannot write \(settingsPath): \(error.localizedDescription)")
+        }
+    }
+}
