@@ -44,7 +44,7 @@ def analyse(original, control, area_threshold=0.5, p_threshold=0.01, default_thr
     elif above_area:
         verdict = "inconclusive"
     else:
-        verdict = "noDifferentiation"
+        verdict = "no-differentiation"
     return {
         "verdict": verdict,
         "area": area,
@@ -62,15 +62,15 @@ def cyc(b, s, n=100, m=10):
 
 VECTORS = [  # analysis.md 8.1: original, control, area_test, ks2pVal, Android/cmdline verdict
     ("V1", cyc(1.5, 0.0625), cyc(8, 0.25), 0.8125, 2.20876e-59, "differentiation"),
-    ("V2", cyc(8, 0.25), cyc(8, 0.25, m=11), -0.001563, 0.702057, "noDifferentiation"),
-    ("V3", cyc(5, 0.125), cyc(8, 0.125), 0.375, 2.20876e-59, "noDifferentiation"),
+    ("V2", cyc(8, 0.25), cyc(8, 0.25, m=11), -0.001563, 0.702057, "no-differentiation"),
+    ("V3", cyc(5, 0.125), cyc(8, 0.125), 0.375, 2.20876e-59, "no-differentiation"),
     ("V4", cyc(12, 0.25), cyc(20, 0.25), 0.4, 2.20876e-59, "differentiation"),
     ("V5", cyc(8, 0.125), cyc(2, 0.0625), -0.75, 2.20876e-59, "differentiation"),
     ("V6", [0.5] * 6 + [10] * 4, [10] * 10, 0.57, 0.0524476, "inconclusive"),
-    ("V7", [5.75, 6.25] * 50, [9.75, 10.25] * 50, 0.4, 2.20876e-59, "noDifferentiation"),
+    ("V7", [5.75, 6.25] * 50, [9.75, 10.25] * 50, 0.4, 2.20876e-59, "no-differentiation"),
     ("V8", [0] * 50 + [8] * 50, [8] * 100, 0.5, 1.0, "inconclusive"),
     ("V9", [1] * 10 + [5] * 6, [5] * 16, 0.5, 0.00301521, "differentiation"),
-    ("V10", cyc(7.5, 0.25, n=60), cyc(8, 0.25, n=60, m=11), 0.062988, 0.0276283, "noDifferentiation"),
+    ("V10", cyc(7.5, 0.25, n=60), cyc(8, 0.25, n=60, m=11), 0.062988, 0.0276283, "no-differentiation"),
 ]
 
 

@@ -9,6 +9,6 @@ struct TestbedCommand: AsyncParsableCommand {
             The kernel testbed (network namespaces, iptables DPI and htb shaping; root only) is \
             scripts/testbed.sh in the source tree.
             """,
-        subcommands: [TestbedProxy.self]
+        subcommands: [TestbedProxy.self, TestbedProbe.self]
     )
 }
