@@ -68,6 +68,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
             ],
             exclude: ["README.md"],
             swiftSettings: strict
@@ -80,6 +81,8 @@ let package = Package(
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             exclude: ["README.md"],
             swiftSettings: strict
@@ -96,6 +99,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -147,6 +151,8 @@ let package = Package(
             dependencies: [
                 "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheReplay",
                 "WeheClient",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
             ],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
@@ -168,17 +174,11 @@ let package = Package(
         ),
         .testTarget(
             name: "WeheStoreTests",
-            dependencies: ["WeheCore", "WeheStore", "WeheStoreSQL"],
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "WeheServerTests",
             dependencies: [
-                "WeheCore", "WeheWire", "WeheStore", "WeheServer", "WeheTestKit",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                "WeheCore", "WeheStore", "WeheStoreSQL",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
             ],
             swiftSettings: strict
         ),
@@ -202,6 +202,18 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheServerTests",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheStore", "WeheServer", "WeheTestKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),

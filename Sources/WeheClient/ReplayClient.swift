@@ -1,8 +1,8 @@
-public import Foundation
+import Foundation
 import Logging
 import NIOCore
 import NIOSSL
-public import WeheAnalysis
+import WeheAnalysis
 public import WeheCore
 import WeheReplay
 import WeheStore
@@ -170,7 +170,9 @@ public struct ReplayClient: Sendable {
         let control = outcomes[.control]
         let summary: AnalysisSummary
         if let blockedPort {
-            let controlMean = control.flatMap { $0.samples.droppingLastSample().meanMbps } ?? 0
+            // The server drops the last, partial sample; a control faster than one interval keeps only that one.
+            let controlMean =
+                control.flatMap { $0.samples.droppingLastSample().meanMbps ?? $0.samples.meanMbps } ?? 0
             let thresholds = configuration.verdictRules.appliedThresholds(
                 originalMeanMbps: 0, controlMeanMbps: controlMean)
             summary = AnalysisSummary(

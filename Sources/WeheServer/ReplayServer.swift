@@ -1,10 +1,11 @@
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
-package import ServiceLifecycle
+import ServiceLifecycle
 import Synchronization
 import WeheCore
 import WeheWire
@@ -62,46 +63,58 @@ package final class ReplayServer: Service, Sendable {
         let logger = configuration.logger
         let catalogue = try ReplayCatalogue(directory: configuration.replayDirectory, logger: logger)
         let ssl = try Self.sslContext(configuration.tls)
+        let analyzerTLS = try Self.tlsConfiguration(configuration.tls)
         let group = MultiThreadedEventLoopGroup.singleton
         let limits = configuration.limits
 
         // Bind the replay listeners first: the port map names their ports.
         var tcpListeners: [(recorded: Int, channel: AcceptChannel)] = []
-        var ports = ListeningPorts(tcp: [:], udp: [:])
-        for recorded in Set(catalogue.tcpPorts + configuration.extraReplayPorts).sorted() {
-            let channel = try await bindTCP(
-                port: listeningPort(recorded), group: group, kind: "TCP replay port \(recorded)"
-            ) { channel in
-                try channel.pipeline.syncOperations.addHandlers(
-                    IdleStateHandler(readTimeout: TimeAmount(limits.replayIdleTimeout)), CloseOnIdleHandler())
-            }
-            tcpListeners.append((recorded, channel))
-            ports.tcp[recorded] = channel.channel.localAddress?.port ?? 0
-        }
         var udpListeners: [(recorded: Int, channel: DatagramChannel)] = []
-        for recorded in catalogue.udpPorts {
-            let channel = try await bindUDP(port: listeningPort(recorded), group: group)
-            udpListeners.append((recorded, channel))
-            ports.udp[recorded] = channel.channel.localAddress?.port ?? 0
-        }
         var sideListeners: [(secure: Bool, channel: AcceptChannel)] = []
-        for (port, secure) in [(configuration.sideChannelTLSPort, true), (configuration.sideChannelPlainPort, false)] {
-            guard let port else { continue }
-            let context = secure ? ssl : nil
-            let channel = try await bindTCP(port: port, group: group, kind: secure ? "TLS side channel" : "side channel") {
-                channel in
-                if let context {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+        var ports = ListeningPorts(tcp: [:], udp: [:])
+        do {
+            for recorded in Set(catalogue.tcpPorts + configuration.extraReplayPorts).sorted() {
+                let channel = try await bindTCP(
+                    port: listeningPort(recorded), group: group, kind: "TCP replay port \(recorded)"
+                ) { channel in
+                    try channel.pipeline.syncOperations.addHandlers(
+                        IdleStateHandler(readTimeout: TimeAmount(limits.replayIdleTimeout)), CloseOnIdleHandler())
                 }
-                try channel.pipeline.syncOperations.addHandlers(
-                    IdleStateHandler(readTimeout: TimeAmount(limits.sideChannelIdleTimeout)), CloseOnIdleHandler())
+                tcpListeners.append((recorded, channel))
+                ports.tcp[recorded] = channel.channel.localAddress?.port ?? 0
             }
-            sideListeners.append((secure, channel))
-            if secure {
-                ports.sideChannelTLS = channel.channel.localAddress?.port
-            } else {
-                ports.sideChannelPlain = channel.channel.localAddress?.port
+            for recorded in catalogue.udpPorts {
+                let channel = try await bindUDP(port: listeningPort(recorded), group: group)
+                udpListeners.append((recorded, channel))
+                ports.udp[recorded] = channel.channel.localAddress?.port ?? 0
             }
+            for (port, secure) in [
+                (configuration.sideChannelTLSPort, true), (configuration.sideChannelPlainPort, false),
+            ] {
+                guard let port else { continue }
+                let context = secure ? ssl : nil
+                let channel = try await bindTCP(
+                    port: port, group: group, kind: secure ? "TLS side channel" : "side channel"
+                ) {
+                    channel in
+                    if let context {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                    }
+                    try channel.pipeline.syncOperations.addHandlers(
+                        IdleStateHandler(readTimeout: TimeAmount(limits.sideChannelIdleTimeout)), CloseOnIdleHandler())
+                }
+                sideListeners.append((secure, channel))
+                if secure {
+                    ports.sideChannelTLS = channel.channel.localAddress?.port
+                } else {
+                    ports.sideChannelPlain = channel.channel.localAddress?.port
+                }
+            }
+        } catch {
+            // Channels that were bound must be closed through their async wrappers before they go away.
+            await Self.closeUnused(
+                tcpListeners.map(\.channel) + sideListeners.map(\.channel), udpListeners.map(\.channel))
+            throw error
         }
         let tcpMap = ports.tcp
         let udpMap = ports.udp
@@ -116,8 +129,14 @@ package final class ReplayServer: Service, Sendable {
             guard let port else { continue }
             let router = AnalyzerHTTP.router(api: api, metrics: configuration.metricsRegistry)
             let server: HTTPServerBuilder
-            if secure, let tlsConfiguration = try Self.tlsConfiguration(configuration.tls) {
-                server = try .tls(.http1(), tlsConfiguration: tlsConfiguration)
+            if secure, let tlsConfiguration = analyzerTLS {
+                do {
+                    server = try .tls(.http1(), tlsConfiguration: tlsConfiguration)
+                } catch {
+                    await Self.closeUnused(
+                        tcpListeners.map(\.channel) + sideListeners.map(\.channel), udpListeners.map(\.channel))
+                    throw ReplayServerError(.certificate, "cannot set up TLS for the analyzer", underlying: error)
+                }
             } else {
                 server = .http1()
             }
@@ -147,24 +166,30 @@ package final class ReplayServer: Service, Sendable {
 
         let (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream(of: Void.self)
         let readyPorts = ports
+        let sideChannels = sideListeners.map(\.channel.channel) as [any Channel]
+        let sideAccepts = sideListeners
+        let tcpAccepts = tcpListeners
+        let udpChannels = udpListeners
+        let analyzerApps = apps
         do {
             try await withGracefulShutdownHandler {
                 try await withThrowingDiscardingTaskGroup { tasks in
-                    for listener in tcpListeners {
+                    for listener in tcpAccepts {
                         tasks.addTask {
                             await acceptLoop(listener.channel, kind: "tcp-replay", context: context) { child in
                                 await TCPReplayHandler(context: context, channel: child).run()
                             }
                         }
                     }
-                    for listener in sideListeners {
+                    for listener in sideAccepts {
                         tasks.addTask {
                             await acceptLoop(listener.channel, kind: "side", context: context) { child in
-                                await SideChannelHandler(context: context, channel: child, secure: listener.secure).run()
+                                await SideChannelHandler(context: context, channel: child, secure: listener.secure)
+                                    .run()
                             }
                         }
                     }
-                    for listener in udpListeners {
+                    for listener in udpChannels {
                         tasks.addTask {
                             do {
                                 try await UDPReplayListener(
@@ -175,7 +200,7 @@ package final class ReplayServer: Service, Sendable {
                             }
                         }
                     }
-                    for app in apps {
+                    for app in analyzerApps {
                         tasks.addTask { try await app.run() }
                     }
                     tasks.addTask {
@@ -189,7 +214,7 @@ package final class ReplayServer: Service, Sendable {
                         var signals = shutdownSignal.makeAsyncIterator()
                         guard await signals.next() != nil else { return }
                         try await self.drain(
-                            context: context, sideListeners: sideListeners.map(\.channel.channel), logger: logger)
+                            context: context, sideListeners: sideChannels, logger: logger)
                         throw ShutdownComplete()
                     }
                 }
@@ -207,10 +232,10 @@ package final class ReplayServer: Service, Sendable {
         context.beginDraining()
         for channel in sideListeners { try? await channel.close() }
         let deadline = ContinuousClock.now + configuration.limits.shutdownGracePeriod
-        logger.notice(
-            "shutting down: waiting for running sessions",
-            metadata: ["wehe.sessions": "\(await context.registry.count)"])
-        while await context.registry.count > 0, ContinuousClock.now < deadline {
+        let running = await context.registry.count
+        logger.notice("shutting down: waiting for running sessions", metadata: ["wehe.sessions": "\(running)"])
+        while ContinuousClock.now < deadline {
+            if await context.registry.count == 0 { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         let left = await context.registry.count
@@ -218,13 +243,20 @@ package final class ReplayServer: Service, Sendable {
             logger.notice("shutting down: cutting sessions", metadata: ["wehe.sessions": "\(left)"])
             await context.registry.terminateAll(reason: "cut by server shutdown after the grace period")
             let cutDeadline = ContinuousClock.now + .seconds(2)
-            while await context.registry.count > 0, ContinuousClock.now < cutDeadline {
+            while ContinuousClock.now < cutDeadline {
+                if await context.registry.count == 0 { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
     }
 
     private struct ShutdownComplete: Error {}
+
+    /// Closes bound listeners that will not be served (startup failed) through their async wrappers.
+    private static func closeUnused(_ accepts: [AcceptChannel], _ datagrams: [DatagramChannel]) async {
+        for channel in accepts { try? await channel.executeThenClose { _ in } }
+        for channel in datagrams { try? await channel.executeThenClose { _, _ in } }
+    }
 
     // MARK: listeners
 
@@ -307,7 +339,8 @@ package final class ReplayServer: Service, Sendable {
         do {
             return try NIOSSLContext(configuration: tls)
         } catch {
-            throw ReplayServerError(.certificate, "the TLS certificate and key do not form a usable identity", underlying: error)
+            throw ReplayServerError(
+                .certificate, "the TLS certificate and key do not form a usable identity", underlying: error)
         }
     }
 }
@@ -329,7 +362,7 @@ private func acceptLoop(
                         context.logger.notice(
                             "connection refused: connection limit reached",
                             metadata: ["wehe.channel": "\(kind)", "wehe.limit": "\(context.limiter.maximum)"])
-                        child.channel.close(promise: nil)
+                        try? await child.executeThenClose { _, _ in }
                         continue
                     }
                     context.metrics.connectionAccepted(kind)

@@ -91,7 +91,8 @@ package actor InMemoryResultStore: ResultStore {
         try checkOpen()
         let analysis = prepared(try analysis.validated(database: databaseName))
         guard var row = tests[analysis.test] else {
-            throw WeheStoreError(.notFound, database: databaseName, "no test \(analysis.test) to attach the analysis to")
+            throw WeheStoreError(
+                .notFound, database: databaseName, "no test \(analysis.test) to attach the analysis to")
         }
         row.analyses[analysis.comparedTestID] = analysis
         tests[analysis.test] = row
@@ -103,7 +104,8 @@ package actor InMemoryResultStore: ResultStore {
         var validated: [TestRecord] = []
         for record in records { validated.append(try record.validated(database: databaseName)) }
         for record in validated {
-            var row = StoredTestRow(id: tests[record.key]?.id ?? makeID(), metadata: record.metadata.prepared(by: policy))
+            var row = StoredTestRow(
+                id: tests[record.key]?.id ?? makeID(), metadata: record.metadata.prepared(by: policy))
             for replay in record.replays { row.replays[replay.key.testID] = prepared(replay) }
             for analysis in record.analyses { row.analyses[analysis.comparedTestID] = prepared(analysis) }
             tests[record.key] = row
@@ -301,7 +303,9 @@ package actor InMemoryResultStore: ResultStore {
         for entry in events where Self.inRange(entry.event.at, from: from, to: to) {
             counts[entry.event.kind, default: 0] += 1
         }
-        return counts.map { SessionEventCount(kind: $0.key, count: $0.value) }.sorted { $0.kind.rawValue < $1.kind.rawValue }
+        return counts.map { SessionEventCount(kind: $0.key, count: $0.value) }.sorted {
+            $0.kind.rawValue < $1.kind.rawValue
+        }
     }
 
     /// See `ResultStore.close()`.

@@ -32,7 +32,9 @@ struct CertsCommand: ParsableCommand {
             ServeCommand.printError("wehe-server: \(error)")
             throw ExitCode(1)
         }
-        print(output.reusedCA ? "reused CA:           \(output.caCertificate)" : "created CA:          \(output.caCertificate)")
+        print(
+            output.reusedCA
+                ? "reused CA:           \(output.caCertificate)" : "created CA:          \(output.caCertificate)")
         print("server certificate:  \(output.serverCertificate)")
         print("server key:          \(output.serverKey)")
         print("client-side PEM (clients trust this; wehe-cmdline: copy to res/main): \(output.caCertificate)")

@@ -7,6 +7,14 @@ import ServiceLifecycle
 import WeheServer
 import WeheStore
 
+#if canImport(Glibc)
+    import Glibc
+    private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+#elseif canImport(Darwin)
+    import Darwin
+    private let RLIMIT_NOFILE_VALUE = RLIMIT_NOFILE
+#endif
+
 /// `wehe-server serve`: runs the replay server until SIGTERM / SIGINT.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -85,11 +93,13 @@ struct ServeCommand: AsyncParsableCommand {
     var logFormat: String?
 
     func run() async throws {
+        Self.raiseOpenFileLimit()
         let file = try FileSettings.load(config)
         let level = Logger.Level(rawValue: logLevel ?? file.logLevel ?? "info") ?? .info
         let json = (logFormat ?? file.logFormat ?? "text") == "json"
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler =
+                json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
@@ -113,7 +123,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.bindAddress = file.bind ?? bind
         configuration.replayPorts = .recorded(offset: portOffset ?? file.portOffset ?? 0)
         configuration.sideChannelTLSPort = Self.port(sideChannelPort ?? file.sideChannelPort, default: 55556)
-        configuration.sideChannelPlainPort = Self.port(sideChannelPlainPort ?? file.sideChannelPlainPort, default: 55555)
+        configuration.sideChannelPlainPort = Self.port(
+            sideChannelPlainPort ?? file.sideChannelPlainPort, default: 55555)
         configuration.analyzerTLSPort = Self.port(analyzerPort ?? file.analyzerPort, default: 56566)
         configuration.analyzerPlainPort = Self.port(analyzerPlainPort ?? file.analyzerPlainPort, default: 56565)
         if let name = admission ?? file.admission {
@@ -174,6 +185,15 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         await resultStore.close()
+    }
+
+    /// Every connection is a file descriptor: lift the soft limit to the hard one (the connection cap is the
+    /// server's own bound).
+    static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(RLIMIT_NOFILE_VALUE, &limit)
     }
 
     static func port(_ value: Int?, default defaultPort: Int) -> Int? {

@@ -98,10 +98,11 @@ final class FakeWeheServer: Sendable {
 
     private func bind() async throws {
         let group = MultiThreadedEventLoopGroup.singleton
-        let certificate = try NIOSSLCertificate(file: Self.fixture("server.crt"), format: .pem)
+        let certificates = try NIOSSLCertificate.fromPEMFile(Self.fixture("server.crt"))
         let key = try NIOSSLPrivateKey(file: Self.fixture("server.key"), format: .pem)
         let tls = try NIOSSLContext(
-            configuration: .makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(key)))
+            configuration: .makeServerConfiguration(
+                certificateChain: certificates.map { .certificate($0) }, privateKey: .privateKey(key)))
         let side = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in

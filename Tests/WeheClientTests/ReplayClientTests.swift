@@ -118,7 +118,11 @@ struct ReplayClientTests {
 
     @Test("port test: port N then 443, no timing, verdict from the analyzer")
     func portTest() async throws {
-        let (server, tests) = try await Harness.start(["port8081"])
+        // A 1 MB port replay takes a few milliseconds on loopback: a fine sample grid (Δ = 2 s / 5000 = 0.4 ms)
+        // leaves the analyzer whole samples once the server drops the last, partial one.
+        var behaviour = FakeWeheServer.Behaviour()
+        behaviour.sampleCount = 5000
+        let (server, tests) = try await Harness.start(["port8081s"], behaviour)
         defer { Task { await server.stop() } }
         let result = try await ReplayClient(configuration: Harness.configuration(server, order: .random)).run(tests[0])
         let names = Set(server.snapshot.declarations.map(\.replayName))
@@ -133,7 +137,8 @@ struct ReplayClientTests {
     func blockedPort() async throws {
         var behaviour = FakeWeheServer.Behaviour()
         behaviour.blockedPort = 8081
-        let (server, tests) = try await Harness.start(["port8081"], behaviour)
+        behaviour.sampleCount = 5000
+        let (server, tests) = try await Harness.start(["port8081s"], behaviour)
         defer { Task { await server.stop() } }
         let store = InMemoryResultStore()
         var configuration = Harness.configuration(server)

@@ -129,7 +129,7 @@ struct ReplayEngineTests {
         for value in samples.mbps.prefix(4) {
             #expect(value > 7.8 && value < 8.2)
         }
-        #expect(abs(samples.mbps.reduce(0, +) * 125_000 * 0.1 - 409_600) < 1e-6)
+        #expect(abs(bytesCarried(samples.mbps, interval: 0.1) - 409_600) < 1e-6)
         #expect(samples.mbps[4] < 1)
     }
 
@@ -233,7 +233,7 @@ struct ReplayEngineTests {
         #expect(outcome.bytesReceived == 2500)
         #expect(transport.drainCount == 1)
         #expect(outcome.duration == .milliseconds(370))
-        #expect(abs(outcome.samples.mbps.reduce(0, +) * 125_000 * 0.1 - 2500) < 1e-9)
+        #expect(abs(bytesCarried(outcome.samples.mbps, interval: 0.1) - 2500) < 1e-9)
     }
 
     @Test("a trace without packets or with mixed packet kinds is refused")
@@ -323,4 +323,10 @@ struct ReplayConfigurationTests {
         }
         #expect(meter.receivedBytes == 3500)
     }
+}
+
+/// The bytes a series of per-interval Mbit/s samples stands for.
+private func bytesCarried(_ mbps: [Double], interval: Double) -> Double {
+    let total: Double = mbps.reduce(0, +)
+    return total * 125_000 * interval
 }

@@ -8,10 +8,13 @@ import WeheWire
 
 @Suite("Analyzer API", .timeLimit(.minutes(2)))
 struct AnalyzerTests {
-    static func seed(_ store: InMemoryResultStore, user: String, historyCount: Int, original: [Double], control: [Double])
+    static func seed(
+        _ store: InMemoryResultStore, user: String, historyCount: Int, original: [Double], control: [Double]
+    )
         async throws
     {
-        let metadata = TestMetadata(replayName: "TinyWeb-11212026", startedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        let metadata = TestMetadata(
+            replayName: "TinyWeb-11212026", startedAt: Date(timeIntervalSince1970: 1_700_000_000))
         for (testID, values) in [(0, original), (1, control)] {
             try await store.save(
                 replay: ReplayRecord(
@@ -25,18 +28,26 @@ struct AnalyzerTests {
         }
     }
 
-    @Test("errors are JSON with success false", arguments: [
-        ("/Results", #"{"success":false,"error":"command not provided"}"#),
-        ("/Results?command=nonsense", #"{"success":false,"error":"unknown command"}"#),
-        ("/Results?command=singleResult&historyCount=1&testID=1", #"{"success":false,"missing":"'userID'"}"#),
-        ("/Results?command=singleResult&userID=@abc123456&historyCount=x&testID=1",
-         #"{"success":false,"value error":"invalid literal for int() with base 10: 'x'"}"#),
-        ("/Results?command=singleResult&userID=@unknown00&historyCount=3&testID=1",
-         #"{"success":false,"error":"No result found"}"#),
-        ("/Results?command=getServers", #"{"success":false,"error":"No Y-topology found."}"#),
-        ("/Results?command=localizeResult&userID=@abc123456&historyCounts=[3,%204]&testID=0",
-         #"{"success":false,"error":"No result found"}"#),
-    ])
+    @Test(
+        "errors are JSON with success false",
+        arguments: [
+            ("/Results", #"{"success": false, "error": "command not provided"}"#),
+            ("/Results?command=nonsense", #"{"success": false, "error": "unknown command"}"#),
+            ("/Results?command=singleResult&historyCount=1&testID=1", #"{"success": false, "missing": "'userID'"}"#),
+            (
+                "/Results?command=singleResult&userID=@abc123456&historyCount=x&testID=1",
+                #"{"success": false, "value error": "invalid literal for int() with base 10: 'x'"}"#
+            ),
+            (
+                "/Results?command=singleResult&userID=@unknown00&historyCount=3&testID=1",
+                #"{"success": false, "error": "No result found"}"#
+            ),
+            ("/Results?command=getServers", #"{"success": false, "error": "No Y-topology found."}"#),
+            (
+                "/Results?command=localizeResult&userID=@abc123456&historyCounts=[3,%204]&testID=0",
+                #"{"success": false, "error": "No result found"}"#
+            ),
+        ])
     func errors(path: String, expected: String) async throws {
         try await ServerHarness.run { server in
             let answer = try await HTTPProbe.request(port: try #require(server.ports.analyzerPlain), path: path)
@@ -49,8 +60,10 @@ struct AnalyzerTests {
         try await ServerHarness.run { server in
             let port = try #require(server.ports.analyzerPlain)
             let unknown = try await HTTPProbe.request(
-                port: port, method: "POST", path: "/Results", body: "command=analyze&userID=nobody1234&historyCount=1&testID=1")
-            #expect(unknown == #"{"success":false,"error":"No test found for userID nobody1234 and historyCount 1"}"#)
+                port: port, method: "POST", path: "/Results",
+                body: "command=analyze&userID=nobody1234&historyCount=1&testID=1")
+            #expect(
+                unknown == #"{"success": false, "error": "No test found for userID nobody1234 and historyCount 1"}"#)
             try await Self.seed(
                 server.store, user: "@seeded001", historyCount: 2,
                 original: (0..<40).map { 5 + Double($0 % 7) * 0.1 }, control: (0..<40).map { 1 + Double($0 % 5) * 0.1 })
@@ -74,13 +87,15 @@ struct AnalyzerTests {
 
     @Test("WeHeY: getServers returns the configured pair; localize then localizeResult answer from stored samples")
     func localization() async throws {
-        try await ServerHarness.run(configure: { $0.localizationServerPairs = [["10.0.0.1", "10.0.0.2", "AS1 or AS2"]] }) {
-            server in
+        let withPair: (inout ReplayServerConfiguration) -> Void = {
+            $0.localizationServerPairs = [["10.0.0.1", "10.0.0.2", "AS1 or AS2"]]
+        }
+        try await ServerHarness.run(configure: withPair) { server in
             let port = try #require(server.ports.analyzerPlain)
             let servers = try await HTTPProbe.request(port: port, path: "/Results?command=getServers")
             #expect(
                 servers
-                    == #"{"success":true,"response":{"server-site-pairs":[],"server-ip-pairs":[["10.0.0.1","10.0.0.2","AS1 or AS2"]]}}"#
+                    == #"{"success": true, "response": {"server-site-pairs": [], "server-ip-pairs": [["10.0.0.1", "10.0.0.2", "AS1 or AS2"]]}}"#
             )
             let single = (0..<80).map { 4 + Double($0 % 9) * 0.05 }
             let half = (0..<80).map { 2 + Double($0 % 7) * 0.03 }
@@ -92,7 +107,8 @@ struct AnalyzerTests {
             let info2 = FormParameters.encodeComponent(
                 #"{"server":"10.0.0.2","historyCount":"7","replayPort":"443","replayName":"TinyWeb-11212026"}"#)
             let singleInfo = FormParameters.encodeComponent(
-                #"{"singleReplay_userID":"@wehey0001","singleReplay_server":"10.0.0.1","singleReplay_historyCount":"5"}"#)
+                #"{"singleReplay_userID":"@wehey0001","singleReplay_server":"10.0.0.1","singleReplay_historyCount":"5"}"#
+            )
             let queued = try await HTTPProbe.request(
                 port: port, method: "POST", path: "/Results",
                 body: "command=localize&userID=%40wehey0001&testID=0&server1Info=\(info1)&server2Info=\(info2)"

@@ -33,19 +33,21 @@ struct BadInputTests {
     static func normalSession(_ server: ServerHarness.Running, user: String = "@zzzzzzzz1") async throws {
         var client = ScriptedClient()
         client.userID = user
-        let trace = try ReplayLibrary(directory: TestResources.fixtureReplays).trace(file: "port_8081.pcap_client_all.json")
+        let trace = try ReplayLibrary(directory: TestResources.fixtureReplays).trace(
+            file: "port_8081.pcap_client_all.json")
         let outcome = try await client.run(trace, testID: 0, server: server)
         #expect(outcome.grant == "1;127.0.0.1;100")
         #expect(outcome.responseBytes == 1_000_000)
         #expect(outcome.okAfterResult == "OK")
     }
 
-    @Test("garbage, a huge length prefix, an oversized declaration or a prefix then silence close the connection",
-          arguments: [
-              Array("hello, this is not a frame at all".utf8), Array("9999999999".utf8), Array("0000000040".utf8),
-              SideChannelFramer.frame(String(repeating: "a", count: 5000)), Array("0000000".utf8),
-              SideChannelFramer.frame("not;a;declaration"),
-          ])
+    @Test(
+        "garbage, a huge length prefix, an oversized declaration or a prefix then silence close the connection",
+        arguments: [
+            Array("hello, this is not a frame at all".utf8), Array("9999999999".utf8), Array("0000000040".utf8),
+            SideChannelFramer.frame(String(repeating: "a", count: 5000)), Array("0000000".utf8),
+            SideChannelFramer.frame("not;a;declaration"),
+        ])
     func closesOffendingConnection(bytes: [UInt8]) async throws {
         try await ServerHarness.run(configure: Self.quick) { server in
             let port = try #require(server.ports.sideChannelPlain)
@@ -70,11 +72,12 @@ struct BadInputTests {
     func halfOpenTLS() async throws {
         let directory = TestResources.temporaryDirectory("wehe-server-tls")
         let files = try CertificateFactory.issue(into: directory, hostNames: ["127.0.0.1"])
-        try await ServerHarness.run(configure: { configuration in
+        let withTLS: (inout ReplayServerConfiguration) -> Void = { configuration in
             Self.quick(&configuration)
             configuration.tls = .init(certificateChainPath: files.serverCertificate, privateKeyPath: files.serverKey)
             configuration.sideChannelTLSPort = 0
-        }) { server in
+        }
+        try await ServerHarness.run(configure: withTLS) { server in
             let port = try #require(server.ports.sideChannelTLS)
             // A TLS record header announcing a ClientHello, then nothing.
             let elapsed = try await Self.sendAndAwaitClose(port, [0x16, 0x03, 0x01, 0x02, 0x00, 0x01])
@@ -94,13 +97,14 @@ struct BadInputTests {
 
     @Test("connections beyond the connection cap are closed at once; sessions go on afterwards")
     func connectionCap() async throws {
-        try await ServerHarness.run(configure: { configuration in
+        let capped: (inout ReplayServerConfiguration) -> Void = { configuration in
             configuration.limits.maximumConnections = 20
             configuration.limits.firstMessageTimeout = .seconds(30)
-        }) { server in
+        }
+        try await ServerHarness.run(configure: capped) { server in
             let port = try #require(server.ports.sideChannelPlain)
-            var idle: [RawConnection] = []
-            for _ in 0..<20 { idle.append(try await RawConnection.connect(port: port)) }
+            var idle: [any Channel] = []
+            for _ in 0..<20 { idle.append(try await IdleConnection.open(port: port)) }
             try await Task.sleep(for: .milliseconds(200))
             // The cap is reached: the next connections are closed by the server without any data.
             var closedAtOnce = 0
@@ -109,7 +113,7 @@ struct BadInputTests {
                 if elapsed < .seconds(2) { closedAtOnce += 1 }
             }
             #expect(closedAtOnce == 30)
-            for connection in idle { try await connection.channel.channel.close() }
+            for connection in idle { try await connection.close() }
             try await Task.sleep(for: .milliseconds(200))
             try await Self.normalSession(server)
         }

@@ -13,7 +13,8 @@ struct SharedReplaysTests {
         let files = try ReplayLibrary(directory: TestResources.sharedReplays).clientTraceFiles()
         let catalogue = try ReplayCatalogue(directory: TestResources.sharedReplays, logger: ServerHarness.logger)
         #expect(catalogue.replays.count == files.count)
-        #expect(Set([80, 81, 443, 465, 853, 993, 995, 1194, 1701, 5061, 6881, 8080, 8443]).isSubset(of: catalogue.tcpPorts))
+        #expect(
+            Set([80, 81, 443, 465, 853, 993, 995, 1194, 1701, 5061, 6881, 8080, 8443]).isSubset(of: catalogue.tcpPorts))
         #expect(Set([63308, 62065]).isSubset(of: catalogue.udpPorts))
         #expect(catalogue.replay(named: "Skype-06172024")?.senderCount == 1)
         #expect(catalogue.replay(named: "Pandora-05132024")?.senderCount == 0)
@@ -23,9 +24,11 @@ struct SharedReplaysTests {
         #expect(ReplayCatalogue.movedPort(443, offset: 20000) == 20443)
     }
 
-    @Test("Pandora and a port test replay their exact response byte counts", arguments: [
-        "Pandora_05132024.pcap_client_all.json", "port_853.pcap_client_all.json",
-    ])
+    @Test(
+        "Pandora and a port test replay their exact response byte counts",
+        arguments: [
+            "Pandora_05132024.pcap_client_all.json", "port_853.pcap_client_all.json",
+        ])
     func publishedTCPReplay(file: String) async throws {
         let trace = try ReplayLibrary(directory: TestResources.sharedReplays).trace(file: file)
         try await ServerHarness.run(replays: TestResources.sharedReplays) { server in

@@ -26,7 +26,7 @@ struct AnalyzerClient: Sendable {
         ])
         var lastError: ReplayClientError?
         for attempt in 1...max(1, timing.analyzeAttempts) {
-            do {
+            do throws(ReplayClientError) {
                 let response = try await http.request(
                     method: .POST, host: host, port: port, path: "/Results", body: Array(form.utf8),
                     contentType: "application/x-www-form-urlencoded", what: "the analyzer")

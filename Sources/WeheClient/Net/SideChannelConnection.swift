@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import WeheWire
 
 /// One side-channel connection (protocol.md section 5): framed messages both ways, `STARTED`/`DONE` notifications
@@ -94,10 +95,13 @@ final class SideChannelConnection: Sendable {
     /// Closes the connection (TLS close_notify, then the socket); waits at most a second.
     func close() async {
         let channel = self.channel
-        let closed = channel.close()
-        let timer = channel.eventLoop.scheduleTask(in: .seconds(1)) {}
-        _ = try? await closed.get()
-        timer.cancel()
+        let done = channel.eventLoop.makePromise(of: Void.self)
+        let timer = channel.eventLoop.scheduleTask(in: .seconds(1)) { done.succeed(()) }
+        channel.close(mode: .all).whenComplete { _ in
+            timer.cancel()
+            done.succeed(())
+        }
+        _ = try? await done.futureResult.get()
     }
 
     private func failure(_ error: any Error, doing what: String) -> ReplayClientError {

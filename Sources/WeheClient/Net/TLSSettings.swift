@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 import NIOSSL
 
 /// Builds the TLS client context the published clients use: trust exactly the given certificate(s) (the Wehe CA,

@@ -39,7 +39,8 @@ struct AnalyzerAPI: Sendable {
         } catch let error as ParameterError {
             return error.answer
         } catch {
-            context.logger.error("analyzer request failed", metadata: ["wehe.command": "\(command)", "wehe.error": "\(error)"])
+            context.logger.error(
+                "analyzer request failed", metadata: ["wehe.command": "\(command)", "wehe.error": "\(error)"])
             return Answer(status: 500, body: Self.object([("success", .bool(false)), ("error", .string("\(error)"))]))
         }
     }
@@ -110,7 +111,8 @@ struct AnalyzerAPI: Sendable {
         let first = try Self.jsonObject(parameters, "server1Info")
         let second = try Self.jsonObject(parameters, "server2Info")
         let single = try Self.jsonObject(parameters, "singleServerInfo")
-        guard let h1 = first["historyCount"].flatMap(Self.intValue), let h2 = second["historyCount"].flatMap(Self.intValue)
+        guard let h1 = first["historyCount"].flatMap(Self.intValue),
+            let h2 = second["historyCount"].flatMap(Self.intValue)
         else {
             throw ParameterError.value("server1Info and server2Info need an integer historyCount")
         }
@@ -167,26 +169,28 @@ struct AnalyzerAPI: Sendable {
         var tests: [JSONValue] = []
         if let u = summary.mwuStatistic, let p = summary.mwuPValue {
             tests.append(.string("pairsum_vs_single_xput"))
-            response.append((
-                "pairsum_vs_single_xput",
-                .object([
-                    ("mwuVal", Self.number(u)), ("mwuPVal", Self.number(p)),
-                    ("simReplaysAvgXput", .array(summary.simultaneousMeansMbps.map(Self.number))),
-                    ("simReplaySumAvgXput", Self.number(summary.sumMeanMbps ?? 0)),
-                    ("singleReplayAvgXput", Self.number(summary.singleMeanMbps ?? 0)),
-                ])
-            ))
+            response.append(
+                (
+                    "pairsum_vs_single_xput",
+                    .object([
+                        ("mwuVal", Self.number(u)), ("mwuPVal", Self.number(p)),
+                        ("simReplaysAvgXput", .array(summary.simultaneousMeansMbps.map(Self.number))),
+                        ("simReplaySumAvgXput", Self.number(summary.sumMeanMbps ?? 0)),
+                        ("singleReplayAvgXput", Self.number(summary.singleMeanMbps ?? 0)),
+                    ])
+                ))
         }
         if !summary.intervalSizes.isEmpty {
             tests.append(.string("loss_correlation"))
-            response.append((
-                "loss_correlation",
-                .object([
-                    ("intervalSizes", .array(summary.intervalSizes.map(Self.number))),
-                    ("corrPValues", .array(summary.correlationPValues.map(Self.number))),
-                    ("simReplaysAvgLoss", .array(summary.averageLoss.map(Self.number))),
-                ])
-            ))
+            response.append(
+                (
+                    "loss_correlation",
+                    .object([
+                        ("intervalSizes", .array(summary.intervalSizes.map(Self.number))),
+                        ("corrPValues", .array(summary.correlationPValues.map(Self.number))),
+                        ("simReplaysAvgLoss", .array(summary.averageLoss.map(Self.number))),
+                    ])
+                ))
         }
         response.insert(("localization_tests", .array(tests)), at: 3)
         if let note = summary.note { response.append(("note", .string(note))) }
@@ -233,11 +237,13 @@ struct AnalyzerAPI: Sendable {
         var answer: Answer
         static func missing(_ name: String) -> ParameterError {
             ParameterError(
-                answer: Answer(status: 200, body: object([("success", .bool(false)), ("missing", .string("'\(name)'"))])))
+                answer: Answer(
+                    status: 200, body: object([("success", .bool(false)), ("missing", .string("'\(name)'"))])))
         }
         static func value(_ message: String) -> ParameterError {
             ParameterError(
-                answer: Answer(status: 200, body: object([("success", .bool(false)), ("value error", .string(message))])))
+                answer: Answer(
+                    status: 200, body: object([("success", .bool(false)), ("value error", .string(message))])))
         }
     }
 
@@ -302,6 +308,7 @@ struct AnalyzerAPI: Sendable {
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)-\(two(month))-\(two(day)) \(two(seconds / 3600)):\(two(seconds % 3600 / 60)):\(two(seconds % 60))"
+        return
+            "\(year)-\(two(month))-\(two(day)) \(two(seconds / 3600)):\(two(seconds % 3600 / 60)):\(two(seconds % 60))"
     }
 }

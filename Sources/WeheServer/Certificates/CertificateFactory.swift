@@ -100,7 +100,7 @@ package enum CertificateFactory {
                 signatureAlgorithm: .ecdsaWithSHA256,
                 extensions: try Certificate.Extensions {
                     Critical(BasicConstraints.notCertificateAuthority)
-                    Critical(KeyUsage(digitalSignature: true, keyEncipherment: true))
+                    Critical(KeyUsage(digitalSignature: true))
                     try ExtendedKeyUsage([.serverAuth])
                     SubjectAlternativeNames(alternativeNames)
                 },

@@ -1,6 +1,6 @@
 package import Logging
 package import WeheCore
-import WeheWire
+package import WeheWire
 
 /// One replay the server can play: the client trace (for UDP echo content and the request schedule) and the server
 /// side (request groups and response bursts, or UDP datagrams).

@@ -151,7 +151,8 @@ struct TCPReplayHandler {
             context.metrics.requestLateness(seconds: group.requestLateness)
             if let reaction = group.reaction { context.metrics.responseDelay(seconds: reaction) }
         }
-        logger.info("replay timing", metadata: ["wehe.timing": "\(timing.detail)", "wehe.timed": "\(session.replay.timed)"])
+        logger.info(
+            "replay timing", metadata: ["wehe.timing": "\(timing.detail)", "wehe.timed": "\(session.replay.timed)"])
     }
 
     static func seconds(_ duration: Duration) -> Double {

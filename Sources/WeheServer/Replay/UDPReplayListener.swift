@@ -17,23 +17,26 @@ struct UDPReplayListener {
         var logger = context.logger
         logger[metadataKey: "wehe.channel"] = "udp-replay"
         logger[metadataKey: "wehe.port"] = "\(channel.channel.localAddress?.port ?? 0)"
-        let active = Mutex(Set<String>())
+        let streamLogger = logger
+        let active = ActiveFlows()
         try await channel.executeThenClose { inbound, outbound in
             try await withThrowingDiscardingTaskGroup { group in
                 for try await envelope in inbound {
                     let address = envelope.remoteAddress
                     let ip = AddressText.normalized(address.ipAddress ?? "unknown")
                     let source = "\(ip)|\(address.port ?? 0)"
-                    if active.withLock({ $0.contains(source) }) { continue }
+                    if active.contains(source) { continue }
                     guard let (session, index) = await context.registry.claimUDP(peerAddress: ip, source: source)
                     else {
-                        logger.debug("UDP datagram ignored: no waiting session", metadata: ["wehe.peer": "\(AddressText.redacted(ip))"])
+                        streamLogger.debug(
+                            "UDP datagram ignored: no waiting session",
+                            metadata: ["wehe.peer": "\(AddressText.redacted(ip))"])
                         continue
                     }
-                    active.withLock { _ = $0.insert(source) }
+                    active.insert(source)
                     group.addTask {
-                        await stream(session, flowIndex: index, to: address, outbound: outbound, logger: logger)
-                        active.withLock { _ = $0.remove(source) }
+                        await stream(session, flowIndex: index, to: address, outbound: outbound, logger: streamLogger)
+                        active.remove(source)
                     }
                 }
             }
@@ -64,7 +67,8 @@ struct UDPReplayListener {
                 let due = start + .seconds(datagram.offset)
                 if start.duration(to: due) > limit { break }
                 if due > .now { try await Task.sleep(until: due, clock: .continuous) }
-                try await outbound.write(AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: datagram.payload)))
+                try await outbound.write(
+                    AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: datagram.payload)))
                 sent += 1
                 bytes += datagram.payload.count
             }
@@ -78,4 +82,13 @@ struct UDPReplayListener {
             metadata: ["wehe.test": "\(session.key)", "wehe.datagrams": "\(sent)", "wehe.bytes": "\(bytes)"]
         )
     }
+}
+
+/// The client addresses whose UDP stream is running on one listener.
+private final class ActiveFlows: Sendable {
+    private let sources = Mutex(Set<String>())
+
+    func contains(_ source: String) -> Bool { sources.withLock { $0.contains(source) } }
+    func insert(_ source: String) { sources.withLock { _ = $0.insert(source) } }
+    func remove(_ source: String) { sources.withLock { _ = $0.remove(source) } }
 }

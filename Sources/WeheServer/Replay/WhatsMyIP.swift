@@ -18,7 +18,9 @@ enum WhatsMyIP {
     /// Classifies the first bytes of a connection.
     static func classify(_ bytes: ByteBufferView) -> Match {
         let head = Array(bytes.prefix(httpPrefix.count))
-        if head.count >= httpPrefix.count { return head == httpPrefix ? .query : (bytes.elementsEqual(bare) ? .query : .other) }
+        if head.count >= httpPrefix.count {
+            return head == httpPrefix ? .query : (bytes.elementsEqual(bare) ? .query : .other)
+        }
         if httpPrefix.starts(with: head) || bare.starts(with: head) {
             return bytes.elementsEqual(bare) ? .query : .undecided
         }

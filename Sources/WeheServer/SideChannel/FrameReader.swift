@@ -24,7 +24,8 @@ struct FrameReader: ~Copyable {
             do {
                 frame = try framer.nextFrame()
             } catch {
-                throw ReplayServerError(.protocolViolation, "bad side-channel framing: \(error.message)", underlying: error)
+                throw ReplayServerError(
+                    .protocolViolation, "bad side-channel framing: \(error.message)", underlying: error)
             }
             if let frame {
                 guard frame.count <= limit else {

@@ -39,7 +39,8 @@ struct SideChannelHandler {
                 do {
                     parsed = try IDDeclaration(parsing: try await reader.next())
                 } catch let error as WeheWireError {
-                    throw ReplayServerError(.protocolViolation, "bad ID declaration: \(error.message)", underlying: error)
+                    throw ReplayServerError(
+                        .protocolViolation, "bad ID declaration: \(error.message)", underlying: error)
                 }
                 declaration = parsed
                 logger[metadataKey: "wehe.test"] = "\(parsed.replayKey)"
@@ -181,7 +182,8 @@ struct SideChannelHandler {
             if result == SideChannelMessage.resultYes {
                 try? await notifier.send(bytes: [])
             } else if result != SideChannelMessage.resultNo {
-                logger.notice("unexpected message after the samples", metadata: ["wehe.message": "\(result.prefix(40))"])
+                logger.notice(
+                    "unexpected message after the samples", metadata: ["wehe.message": "\(result.prefix(40))"])
             }
             try? await notifier.send(SideChannelMessage.ok)
         } catch let error as ReplayServerError where error.code == .connectionClosed {

@@ -6,7 +6,9 @@ import Metrics
 /// in tests).
 package struct ServerMetrics: Sendable {
     /// Admission decisions by result.
-    package func admission(_ result: String) { Counter(label: "wehe_admissions_total", dimensions: [("result", result)]).increment() }
+    package func admission(_ result: String) {
+        Counter(label: "wehe_admissions_total", dimensions: [("result", result)]).increment()
+    }
     /// Connections by listener kind.
     package func connectionAccepted(_ kind: String) {
         Counter(label: "wehe_connections_total", dimensions: [("kind", kind)]).increment()

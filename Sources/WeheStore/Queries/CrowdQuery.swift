@@ -15,7 +15,8 @@ package struct CrowdQuery: Sendable, Hashable {
     package var includeSamples: Bool
 
     /// Creates a query.
-    package init(provider: String, replayName: String, from: Date? = nil, to: Date? = nil, includeSamples: Bool = true) {
+    package init(provider: String, replayName: String, from: Date? = nil, to: Date? = nil, includeSamples: Bool = true)
+    {
         self.provider = provider
         self.replayName = replayName
         self.from = from

@@ -3,10 +3,25 @@ import Foundation
 import WeheCore
 import WeheStore
 
-/// `wehe results`: the history of tests run from this computer; `wehe results show <id>`: one test in full.
+/// `wehe results` (or `wehe results list`): the history of tests run from this computer; `wehe results show <id>`:
+/// one test in full. The parent has no options of its own (a parent would take its subcommand's `--data-dir`).
 struct ResultsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "results", abstract: "List past results, newest first.", subcommands: [ShowResult.self])
+        commandName: "results", abstract: "List past results, or show one.",
+        subcommands: [ListResults.self, ShowResult.self], defaultSubcommand: ListResults.self)
+
+    static func date(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone.current
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: date)
+    }
+}
+
+/// `wehe results list`: newest first.
+struct ListResults: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List past results, newest first.")
 
     @Option(name: .customLong("data-dir"), help: "Where settings and the result history live.")
     var dataDirectory: String?
@@ -26,7 +41,7 @@ struct ResultsCommand: AsyncParsableCommand {
             let rows = try await store.history(userID: settings.userID, beforeHistoryCount: nil, limit: max(1, limit))
             if json {
                 let items = rows.map { row in
-                    "{\"id\":\(row.key.historyCount),\"date\":\"\(Self.date(row.metadata.startedAt))\",\"replay\":\"\(row.metadata.replayName)\",\"verdict\":\"\(row.analysis?.verdict.rawValue ?? "")\",\"originalMeanMbps\":\(row.analysis?.originalMeanMbps ?? 0),\"controlMeanMbps\":\(row.analysis?.controlMeanMbps ?? 0)}"
+                    "{\"id\":\(row.key.historyCount),\"date\":\"\(ResultsCommand.date(row.metadata.startedAt))\",\"replay\":\"\(row.metadata.replayName)\",\"verdict\":\"\(row.analysis?.verdict.rawValue ?? "")\",\"originalMeanMbps\":\(row.analysis?.originalMeanMbps ?? 0),\"controlMeanMbps\":\(row.analysis?.controlMeanMbps ?? 0)}"
                 }
                 print("[" + items.joined(separator: ",") + "]")
                 return
@@ -37,7 +52,7 @@ struct ResultsCommand: AsyncParsableCommand {
             }
             let table = rows.map { row in
                 [
-                    String(row.key.historyCount), Self.date(row.metadata.startedAt), row.metadata.replayName,
+                    String(row.key.historyCount), ResultsCommand.date(row.metadata.startedAt), row.metadata.replayName,
                     row.analysis.map { strings.verdict($0.verdict.rawValue) } ?? "-",
                     row.analysis.map { Terminal.format($0.originalMeanMbps, decimals: 1) } ?? "-",
                     row.analysis.map { Terminal.format($0.controlMeanMbps, decimals: 1) } ?? "-",
@@ -53,14 +68,6 @@ struct ResultsCommand: AsyncParsableCommand {
         } catch let error as WeheStoreError {
             throw CLIError(code: .storeFailed, error.description).exit()
         }
-    }
-
-    static func date(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone.current
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        return formatter.string(from: date)
     }
 }
 

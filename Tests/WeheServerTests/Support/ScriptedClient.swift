@@ -54,6 +54,7 @@ struct ScriptedClient {
             try await peer.send("DONE;1.25")
             try await peer.send(samples)
             outcome.okAfterSamples = try await peer.receiveReply()
+            guard outcome.okAfterSamples != nil else { return outcome }
             try await peer.send("Result;No")
             outcome.okAfterResult = try await peer.receiveReply()
             outcome.notifications = peer.notifications

@@ -90,6 +90,14 @@ struct RawConnection {
     }
 }
 
+/// A bare TCP connection without the async wrapper (for idle-connection tests; closed with `close()`).
+enum IdleConnection {
+    static func open(port: Int) async throws -> any Channel {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port)
+            .get()
+    }
+}
+
 /// Side-channel client steps over a raw connection.
 struct FramedPeer: ~Copyable {
     var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
