@@ -8,14 +8,16 @@
 #   dpi      the app's original replay carries PATTERN (its TLS server name), the bit-inverted control does not;
 #            the middlebox throttles matched connections to RATE_KBIT      -> app test: differentiation (throttled)
 #   none     same path, nothing throttled                                  -> app test: no differentiation
-#   port     every flow to server port 443 throttled (both app replays)    -> app test: no differentiation
+#   port     every flow to server port 443 throttled to PORT_RATE_KBIT (both app replays)
+#                                                                           -> app test: no differentiation
 #                                                                           -> port test (PORT_TEST, port X vs 443):
 #                                                                              differentiation
 #   delayed  like dpi, but only after DELAYED_BYTES of a connection        -> app test: differentiation
 # Each case also checks the middlebox's own counters (bytes in the throttled htb class), so a pass cannot come
 # from a shaper that did nothing (or a fail from one that did something else).
 #
-# Settings: APP=deezer PATTERN=dzcdn PORT_TEST=port80s RATE_KBIT=4000 LINK_KBIT=100000 DELAYED_BYTES=1500000
+# Settings: APP=deezer PATTERN=dzcdn PORT_TEST=port80s RATE_KBIT=4000 PORT_RATE_KBIT=10000 LINK_KBIT=100000
+#           DELAYED_BYTES=1500000
 #           BIN=.build/debug (built unless SKIP_BUILD=1) REPLAYS=../shared/replays TB=e2e KEEP=1 (keep logs)
 # Without root or the kernel features it prints why and exits 0 (skipped); a failed case exits 1.
 set -euo pipefail
@@ -33,6 +35,7 @@ APP=${APP:-deezer}
 PATTERN=${PATTERN:-dzcdn}
 PORT_TEST=${PORT_TEST:-port80s}
 RATE_KBIT=${RATE_KBIT:-4000}
+PORT_RATE_KBIT=${PORT_RATE_KBIT:-10000}
 LINK_KBIT=${LINK_KBIT:-100000}
 DELAYED_BYTES=${DELAYED_BYTES:-1500000}
 BIN=${BIN:-$ROOT/.build/debug}
@@ -69,7 +72,7 @@ SERVER_ADDRESS=198.18.2.2
 
 # Brings the bed up with the given settings and starts the server in it (a fresh bed has no processes).
 bed() {
-    env "$@" RATE_KBIT="$RATE_KBIT" LINK_KBIT="$LINK_KBIT" "$SCRIPTS/testbed.sh" up
+    env RATE_KBIT="$RATE_KBIT" LINK_KBIT="$LINK_KBIT" "$@" "$SCRIPTS/testbed.sh" up
     mkdir -p "$WORK/server"
     "$SCRIPTS/testbed.sh" exec s "$BIN/wehe-server" serve --replays "$REPLAYS" --data "$WORK/server" --bind "::" \
         --log-level warning >>"$WORK/server.log" 2>&1 &
@@ -134,7 +137,7 @@ run_case() {
             expect_class none zero
             ;;
         port)
-            bed MODE=port PORTS=443
+            bed MODE=port PORTS=443 RATE_KBIT="$PORT_RATE_KBIT"
             result=$(wehe_test "$APP") || { log "FAIL port: wehe run $APP failed"; FAILURES=$((FAILURES + 1)); return; }
             expect port "$APP" "$result" no-differentiation
             result=$(wehe_test "$PORT_TEST") || {
