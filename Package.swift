@@ -108,6 +108,15 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strict
         ),
+        .target(
+            name: "WeheTestbed",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         // layer 3
         .target(
             name: "WeheTestKit",
@@ -120,8 +129,10 @@ let package = Package(
             name: "wehe",
             dependencies: [
                 "WeheCore", "WeheWire", "WeheAnalysis", "WeheReplay", "WeheClient", "WeheStore", "WeheStoreSQL",
+                "WeheTestbed",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -168,6 +179,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheTestbedTests",
+            dependencies: [
+                "WeheTestbed", "WeheTestKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -11,6 +11,7 @@ struct Wehe: AsyncParsableCommand {
         discussion: CLIError.Code.table,
         subcommands: [
             RunCommand.self, DemoCommand.self, ResultsCommand.self, SettingsCommand.self, ReplaysCommand.self,
+            TestbedCommand.self,
         ]
     )
 
