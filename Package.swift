@@ -129,11 +129,13 @@ let package = Package(
             name: "wehe",
             dependencies: [
                 "WeheCore", "WeheWire", "WeheAnalysis", "WeheReplay", "WeheClient", "WeheStore", "WeheStoreSQL",
-                "WeheTestbed",
+                "WeheTestbed", "WeheServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            resources: [.copy("DemoReplays")],
             swiftSettings: strict
         ),
         .executableTarget(
