@@ -218,6 +218,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(
+            name: "WeheEndToEndTests",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheClient", "WeheServer",
+                "WeheTestKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),
         .testTarget(
             name: "WeheCLITests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit"], swiftSettings: strict),
