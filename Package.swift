@@ -152,9 +152,10 @@ let package = Package(
             name: "wehe-bench",
             dependencies: [
                 "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheReplay",
-                "WeheClient",
+                "WeheClient", "WeheServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
