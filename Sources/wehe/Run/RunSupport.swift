@@ -55,7 +55,11 @@ enum Interrupts {
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         let (interrupts, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         source.setEventHandler { continuation.yield() }
-        source.resume()
+        // The source starts watching asynchronously; until then an ignored SIGINT would be lost, so wait for it.
+        await withCheckedContinuation { (registered: CheckedContinuation<Void, Never>) in
+            source.setRegistrationHandler { registered.resume() }
+            source.resume()
+        }
         defer {
             source.cancel()
             continuation.finish()
