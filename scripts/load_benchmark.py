@@ -6,7 +6,7 @@ sessions at once, each a full side-channel exchange over TLS plus one port-test 
 timing), and reports successes, wall time, server CPU seconds (utime+stime from /proc/<pid>/stat) and the server's
 peak resident memory (VmHWM). Usage:
 
-    python3 Benchmarks/load/wehe_load.py --server-bin .build/release/wehe-server --sessions 50 200 500
+    python3 scripts/load_benchmark.py --server-bin .build/release/wehe-server --sessions 50 200 500
 """
 
 import argparse
@@ -141,7 +141,7 @@ async def run_round(count, args, trace, context):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--server-bin", required=True)
-    parser.add_argument("--replays", default=os.path.join(os.path.dirname(__file__), "../../../shared/replays"))
+    parser.add_argument("--replays", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../shared/replays"))
     parser.add_argument("--sessions", type=int, nargs="+", default=[50, 200, 500])
     parser.add_argument("--offset", type=int, default=30000)
     parser.add_argument("--store", default="sqlite")
