@@ -104,6 +104,11 @@ package struct ReplayServerConfiguration: Sendable {
     package var analysis = DifferentiationConfiguration()
     /// WeHeY server pairs answered to `getServers`: `[address1, address2, shared-network label]`.
     package var localizationServerPairs: [[String]] = []
+    /// CA certificate that the other server of a WeHeY pair presents a certificate from (its analyzer is asked for
+    /// samples over HTTPS); `nil` asks over plain HTTP.
+    package var peerCACertificatePath: String?
+    /// Analyzer port of the other server of a WeHeY pair (HTTPS 56566 when a CA is set, else HTTP 56565).
+    package var peerAnalyzerPort = 56566
     /// Where results go.
     package var store: any ResultStore
     /// Prometheus registry served at `/metrics`; `nil` disables the endpoint.

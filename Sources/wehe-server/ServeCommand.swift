@@ -86,6 +86,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "WeHeY server pair for getServers: 'address1,address2,label' (repeatable).")
     var localizationPair: [String] = []
 
+    @Option(name: .long, help: "CA the other server of a WeHeY pair chains to (default: <data>/certs/ca.crt).")
+    var peerCA: String?
+
+    @Option(name: .long, help: "Analyzer port of the other server of a WeHeY pair (HTTPS).")
+    var peerAnalyzerPort: Int?
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String?
 
@@ -140,6 +146,10 @@ struct ServeCommand: AsyncParsableCommand {
             $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
         }
         configuration.metricsRegistry = registry
+        let ownCA = (dataDirectory as NSString).appendingPathComponent("certs/ca.crt")
+        configuration.peerCACertificatePath =
+            peerCA ?? file.peerCA ?? (FileManager.default.fileExists(atPath: ownCA) ? ownCA : nil)
+        configuration.peerAnalyzerPort = peerAnalyzerPort ?? file.peerAnalyzerPort ?? 56566
 
         if configuration.sideChannelTLSPort != nil || configuration.analyzerTLSPort != nil {
             let cert = tlsCert ?? file.tlsCert
@@ -250,6 +260,8 @@ struct FileSettings: Decodable {
     var gracePeriod: Int?
     var serverName: String?
     var localizationPair: [String]?
+    var peerCA: String?
+    var peerAnalyzerPort: Int?
     var logLevel: String?
     var logFormat: String?
 
