@@ -110,7 +110,11 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        var metricsFactory = PrometheusMetricsFactory(registry: registry)
+        let latenessBuckets = [-1, -0.1, -0.01, -0.001, 0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1, 5]
+        metricsFactory.valueHistogramBuckets["wehe_request_arrival_lateness_seconds"] = latenessBuckets
+        metricsFactory.valueHistogramBuckets["wehe_response_send_delay_seconds"] = latenessBuckets
+        MetricsSystem.bootstrap(metricsFactory)
         let logger = Logger(label: "wehe-server")
 
         let dataDirectory = data
