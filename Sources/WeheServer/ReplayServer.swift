@@ -195,6 +195,8 @@ package final class ReplayServer: Service, Sendable {
                                 try await UDPReplayListener(
                                     context: context, channel: listener.channel, recordedPort: listener.recorded
                                 ).run()
+                            } catch is CancellationError {
+                                logger.debug("UDP listener stopped")
                             } catch {
                                 logger.error("UDP listener stopped", metadata: ["wehe.error": "\(error)"])
                             }
@@ -373,6 +375,8 @@ private func acceptLoop(
                 }
             }
         }
+    } catch is CancellationError {
+        context.logger.debug("listener stopped", metadata: ["wehe.channel": "\(kind)"])
     } catch {
         context.logger.notice("listener stopped", metadata: ["wehe.channel": "\(kind)", "wehe.error": "\(error)"])
     }
