@@ -359,17 +359,21 @@ private func acceptLoop(
         try await withThrowingDiscardingTaskGroup { group in
             try await listener.executeThenClose { inbound in
                 for try await child in inbound {
-                    guard context.limiter.acquire() else {
+                    let address = AddressText.normalized(child.channel.remoteAddress?.ipAddress ?? "unknown")
+                    guard context.limiter.acquire(address: address) else {
                         context.metrics.connectionRejected(kind)
                         context.logger.notice(
                             "connection refused: connection limit reached",
-                            metadata: ["wehe.channel": "\(kind)", "wehe.limit": "\(context.limiter.maximum)"])
+                            metadata: [
+                                "wehe.channel": "\(kind)", "wehe.peer": "\(AddressText.redacted(address))",
+                                "wehe.open": "\(context.limiter.current)",
+                            ])
                         try? await child.executeThenClose { _, _ in }
                         continue
                     }
                     context.metrics.connectionAccepted(kind)
                     group.addTask {
-                        defer { context.limiter.release() }
+                        defer { context.limiter.release(address: address) }
                         await handler(child)
                     }
                 }

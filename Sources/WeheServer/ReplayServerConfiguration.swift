@@ -43,6 +43,8 @@ package struct ReplayServerConfiguration: Sendable {
     package struct Limits: Sendable, Hashable {
         /// Open TCP connections (side channels and replay connections together); more are closed at once.
         package var maximumConnections = 4096
+        /// Open TCP connections from one client address; more are closed at once.
+        package var maximumConnectionsPerAddress = 256
         /// Concurrently admitted sessions; more are refused with `0;3`.
         package var maximumSessions = 2048
         /// Time from accept to a complete TLS handshake, ID declaration and change spec (side channel), or to the
@@ -149,7 +151,7 @@ package struct ReplayServerConfiguration: Sendable {
         guard (1...100_000).contains(sampleCount) else {
             throw ReplayServerError(.invalidConfiguration, "sample count \(sampleCount) is outside 1…100000")
         }
-        guard limits.maximumConnections > 0, limits.maximumSessions > 0 else {
+        guard limits.maximumConnections > 0, limits.maximumConnectionsPerAddress > 0, limits.maximumSessions > 0 else {
             throw ReplayServerError(.invalidConfiguration, "connection and session limits must be positive")
         }
         for pair in localizationServerPairs where pair.count != 3 {

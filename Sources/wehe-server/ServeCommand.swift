@@ -74,6 +74,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Largest number of open TCP connections.")
     var maxConnections: Int?
 
+    @Option(name: .long, help: "Largest number of open TCP connections from one client address.")
+    var maxConnectionsPerAddress: Int?
+
     @Option(name: .long, help: "Largest number of concurrently admitted sessions.")
     var maxSessions: Int?
 
@@ -143,6 +146,9 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.admission = policy
         }
         if let value = maxConnections ?? file.maxConnections { configuration.limits.maximumConnections = value }
+        if let value = maxConnectionsPerAddress ?? file.maxConnectionsPerAddress {
+            configuration.limits.maximumConnectionsPerAddress = value
+        }
         if let value = maxSessions ?? file.maxSessions { configuration.limits.maximumSessions = value }
         if let value = gracePeriod ?? file.gracePeriod { configuration.limits.shutdownGracePeriod = .seconds(value) }
         configuration.serverName = serverName ?? file.serverName ?? ProcessInfo.processInfo.hostName
@@ -260,6 +266,7 @@ struct FileSettings: Decodable {
     var store: String?
     var postgresURL: String?
     var maxConnections: Int?
+    var maxConnectionsPerAddress: Int?
     var maxSessions: Int?
     var gracePeriod: Int?
     var serverName: String?

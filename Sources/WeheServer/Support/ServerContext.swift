@@ -32,7 +32,10 @@ final class ServerContext: Sendable {
             maximumSessions: configuration.limits.maximumSessions,
             holdTime: configuration.limits.sessionMaximumDuration
         )
-        self.limiter = ConnectionLimiter(maximum: configuration.limits.maximumConnections)
+        self.limiter = ConnectionLimiter(
+            maximum: configuration.limits.maximumConnections,
+            maximumPerAddress: configuration.limits.maximumConnectionsPerAddress
+        )
         self.resources = ResourceMonitor(
             memoryUseLimit: configuration.limits.memoryUseLimit,
             diskUseLimit: configuration.limits.diskUseLimit,
