@@ -69,7 +69,8 @@ struct DemoCommand: AsyncParsableCommand {
             let rules = try TestSelection.verdictRules(rules: rules, area: areaThreshold, pValue: pValueThreshold)
             let json = self.json
             let confirmation = self.confirmation
-            // The in-process server reports its own shutdown at error level; keep it quiet unless asked.
+            // The analyzer's HTTP server reports connections still open at shutdown (the middlebox's) as errors;
+            // the demo's own outcome is in the client's messages, so the server stays quiet unless asked.
             var serverLogger = Logger(label: "wehe.demo.server")
             if ProcessInfo.processInfo.environment["WEHE_LOG_LEVEL"] == nil { serverLogger.logLevel = .critical }
             try await DemoEnvironment.run(replays: directory, throttle: throttled, logger: serverLogger) { endpoints in
