@@ -43,7 +43,8 @@ public struct ReplayClient: Sendable {
 
         /// Loads a catalog test and its two traces from a replay directory.
         /// - Throws: `ReplayClientError` `.missingTrace` (no such test, file missing) or `.invalidInput`.
-        public static func load(_ id: String, from library: ReplayLibrary, catalog: AppCatalog) throws(ReplayClientError)
+        public static func load(_ id: String, from library: ReplayLibrary, catalog: AppCatalog)
+            throws(ReplayClientError)
             -> Test
         {
             guard let entry = catalog.entry(named: id) else {
@@ -95,7 +96,7 @@ public struct ReplayClient: Sendable {
             var result: TestResult
             do {
                 result = try await runOnce(test, historyCount: historyCount, onEvent: onEvent)
-            } catch where Task.isCancelled {
+            } catch  where Task.isCancelled {
                 // Whatever a cancelled step reported (a connection closed under it), the cause is the cancellation.
                 throw ReplayClientError(.cancelled, "the test was cancelled")
             }
@@ -153,7 +154,8 @@ public struct ReplayClient: Sendable {
             }
             let declaration = IDDeclaration(
                 userID: configuration.userID, testID: role.rawValue, replayName: trace.name,
-                extraString: configuration.extraString, historyCount: historyCount, endOfTest: offset == order.count - 1,
+                extraString: configuration.extraString, historyCount: historyCount,
+                endOfTest: offset == order.count - 1,
                 realIP: realIP, clientVersion: configuration.clientVersion)
             onEvent(.replayStarted(test: id, role: role, replayName: trace.name, position: offset + 1))
             let session = ReplaySession(

@@ -37,7 +37,9 @@ public struct ReplayEngine<C: Clock>: Sendable where C.Duration == Duration {
         transport: some ReplayTransport,
         onProgress: (@Sendable (ReplayProgress) -> Void)? = nil
     ) async throws(WeheReplayError) -> ReplayOutcome {
-        guard !trace.packets.isEmpty else { throw WeheReplayError(.invalidTrace, "the trace '\(trace.name)' has no packets") }
+        guard !trace.packets.isEmpty else {
+            throw WeheReplayError(.invalidTrace, "the trace '\(trace.name)' has no packets")
+        }
         let isUDP = trace.transport == .udp
         if let index = trace.packets.firstIndex(where: { $0.isTCP == isUDP }) {
             throw WeheReplayError(.invalidTrace, "packet kinds do not match the trace's transport", packetIndex: index)

@@ -1,5 +1,5 @@
-public import WeheCore
 import Synchronization
+public import WeheCore
 
 /// Counts received bytes into fixed intervals of a replay (analysis.md section 1).
 ///
@@ -128,7 +128,8 @@ public final class ThroughputMeter: Sendable {
     }
 
     private func snapshot(_ state: State, time: Duration, completedInterval: Int) -> ReplayProgress {
-        let bytes = completedInterval >= 0 && completedInterval < state.buckets.count ? state.buckets[completedInterval] : 0
+        let bytes =
+            completedInterval >= 0 && completedInterval < state.buckets.count ? state.buckets[completedInterval] : 0
         return ReplayProgress(
             elapsed: time,
             bytesReceived: state.received,

@@ -30,7 +30,8 @@ struct RunCommandTests {
         let output = try CommandRunner.run(
             "wehe",
             [
-                "run", "tinyweb", "--replays", fixtures, "--data-dir", data, "--accept-consent", "--server", "127.0.0.1",
+                "run", "tinyweb", "--replays", fixtures, "--data-dir", data, "--accept-consent", "--server",
+                "127.0.0.1",
                 "--side-channel-port", "9", "--no-confirmation",
             ])
         #expect(output.status == 5, "\(output.stderr)")
@@ -52,8 +53,10 @@ struct RunCommandTests {
     @Test("settings set / show round trip; an invalid value exits 1")
     func settings() throws {
         let data = TestResources.temporaryDirectory("wehe-cli")
-        #expect(try CommandRunner.run("wehe", ["settings", "set", "area-threshold", "0.4", "--data-dir", data]).status == 0)
-        #expect(try CommandRunner.run("wehe", ["settings", "set", "server", "192.0.2.7", "--data-dir", data]).status == 0)
+        #expect(
+            try CommandRunner.run("wehe", ["settings", "set", "area-threshold", "0.4", "--data-dir", data]).status == 0)
+        #expect(
+            try CommandRunner.run("wehe", ["settings", "set", "server", "192.0.2.7", "--data-dir", data]).status == 0)
         let shown = try CommandRunner.run("wehe", ["settings", "--data-dir", data])
         #expect(shown.stdout.contains("0.4"))
         #expect(shown.stdout.contains("192.0.2.7"))

@@ -156,7 +156,9 @@ final class FakeWeheServer: Sendable {
         guard !behaviour.omitPortMap else { return map.body }
         for trace in traces.values {
             for flow in trace.flows {
-                let target = flow.serverPort == behaviour.blockedPort ? ports.closed : (trace.transport == .udp ? ports.udp : ports.tcp)
+                let target =
+                    flow.serverPort == behaviour.blockedPort
+                    ? ports.closed : (trace.transport == .udp ? ports.udp : ports.tcp)
                 if trace.transport == .udp {
                     map.udp[flow.serverAddress, default: [:]][flow.serverPortString] = .init(port: target)
                 } else {
@@ -319,9 +321,12 @@ final class FakeUDPHandler: ChannelInboundHandler {
         let count = (seen[envelope.remoteAddress] ?? 0) + 1
         seen[envelope.remoteAddress] = count
         server.state.withLock { $0.udpDatagrams += 1 }
-        if count == 1 { FakeWeheServer.send(SideChannelMessage.Notification.started(clientPort: port).body, on: current.channel) }
+        if count == 1 {
+            FakeWeheServer.send(SideChannelMessage.Notification.started(clientPort: port).body, on: current.channel)
+        }
         context.writeAndFlush(
-            wrapOutboundOut(AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: envelope.data)), promise: nil)
+            wrapOutboundOut(AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: envelope.data)), promise: nil
+        )
         if count == current.trace.packets.count {
             FakeWeheServer.send(SideChannelMessage.Notification.done(clientPort: port).body, on: current.channel)
         }
@@ -352,7 +357,8 @@ final class FakeAnalyzerHandler: ChannelInboundHandler {
             guard let head else { return }
             let query = head.uri.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
             var parameters = FormParameters.parse(query)
-            for (key, value) in FormParameters.parse(String(decoding: body, as: UTF8.self)) where parameters[key] == nil {
+            for (key, value) in FormParameters.parse(String(decoding: body, as: UTF8.self)) where parameters[key] == nil
+            {
                 parameters[key] = value
             }
             respond(context, answer(parameters))
@@ -398,7 +404,8 @@ final class FakeAnalyzerHandler: ChannelInboundHandler {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Content-Length", value: String(text.utf8.count))
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }

@@ -148,7 +148,9 @@ struct ReplayClientTests {
         #expect(result.summary.areaTest == -1 && result.summary.ksPValue == -1)
         #expect(result.summary.originalMeanMbps == 0 && result.summary.controlMeanMbps > 0)
         #expect(server.snapshot.analyzeRequests.isEmpty)
-        #expect(try await store.test(TestKey(userID: "@abc123xyz", historyCount: 1))?.mainAnalysis?.summary.verdict == .blocked)
+        #expect(
+            try await store.test(TestKey(userID: "@abc123xyz", historyCount: 1))?.mainAnalysis?.summary.verdict
+                == .blocked)
     }
 
     @Test("refused admission: each denial code becomes .admissionRefused with its reason", arguments: [1, 2, 3])

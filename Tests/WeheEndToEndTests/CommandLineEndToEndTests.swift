@@ -105,7 +105,8 @@ struct CommandLineEndToEndTests {
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.count == 2)
         let verdicts = try lines.map { line in
-            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])["verdict"] as? String
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])["verdict"]
+                as? String
         }
         #expect(verdicts == ["no-differentiation", "no-differentiation"])
         #expect(run.stderr.contains("127.0.0.1"))
@@ -115,8 +116,10 @@ struct CommandLineEndToEndTests {
     func demoThrottled() async throws {
         let run = try await BuiltCommand.run(
             "wehe",
-            ["demo", "--replays", TestResources.fixtureReplays, "--tests", "tinyweb", "--throttle", "tinyweb:1mbit",
-             "--json"])
+            [
+                "demo", "--replays", TestResources.fixtureReplays, "--tests", "tinyweb", "--throttle", "tinyweb:1mbit",
+                "--json",
+            ])
         #expect(run.status == 0, "\(run.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         #expect(object["verdict"] as? String == "differentiation")

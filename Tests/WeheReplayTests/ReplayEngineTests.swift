@@ -8,9 +8,12 @@ import WeheWire
 /// Builds small traces.
 enum Traces {
     static let tcpPair = CSPair(clientAddress: "10.0.0.2", clientPort: 50000, serverAddress: "1.2.3.4", serverPort: 443)
-    static let udpPair = CSPair(clientAddress: "10.0.0.2", clientPort: 14225, serverAddress: "1.2.3.4", serverPort: 63308)
+    static let udpPair = CSPair(
+        clientAddress: "10.0.0.2", clientPort: 14225, serverAddress: "1.2.3.4", serverPort: 63308)
 
-    static func tcp(_ packets: [(time: Double, size: Int, response: Int)], name: String = "Test-01012024") -> ReplayTrace {
+    static func tcp(_ packets: [(time: Double, size: Int, response: Int)], name: String = "Test-01012024")
+        -> ReplayTrace
+    {
         ReplayTrace(
             packets: packets.map { packet in
                 ReplayPacket(
@@ -271,7 +274,8 @@ struct ReplayEngineTests {
         let library = ReplayLibrary(directory: TestResources.sharedReplays)
         let trace = try library.trace(file: "Youtube_02202024.pcap_client_all.json")
         let clock = ManualClock()
-        let transport = InMemoryTransport(clock: clock, script: .init(latency: .milliseconds(2), bytesPerSecond: 50_000_000))
+        let transport = InMemoryTransport(
+            clock: clock, script: .init(latency: .milliseconds(2), bytesPerSecond: 50_000_000))
         let configuration = ReplayEngineConfiguration.standard(for: trace, appDuration: 39, sampleCount: 100)
         let outcome = try await ReplayEngine(configuration: configuration, clock: clock).run(
             trace: trace, transport: transport)

@@ -39,7 +39,8 @@ struct AnalyzerClient: Sendable {
             } catch {
                 if error.code == .cancelled || error.code == .analyzerFailed || error.code == .tlsFailed { throw error }
                 lastError = error
-                logger.debug("analyze request failed", metadata: ["wehe.attempt": "\(attempt)", "wehe.error": "\(error)"])
+                logger.debug(
+                    "analyze request failed", metadata: ["wehe.attempt": "\(attempt)", "wehe.error": "\(error)"])
                 if attempt < timing.analyzeAttempts { try await pause(timing.firstPollDelay) }
             }
         }
@@ -51,7 +52,8 @@ struct AnalyzerClient: Sendable {
     {
         // The Java client does not percent-encode the values; we do (the server decodes both).
         let path =
-            "/Results?" + FormParameters.encode([
+            "/Results?"
+            + FormParameters.encode([
                 ("userID", userID), ("command", "singleResult"), ("historyCount", String(historyCount)),
                 ("testID", String(testID)),
             ])

@@ -76,7 +76,8 @@ struct HTTPClient: Sendable {
                 }
                 channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
                 if let body {
-                    channel.write(HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: body))), promise: nil)
+                    channel.write(
+                        HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: body))), promise: nil)
                 }
                 channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
                 return collector.promise.futureResult.always { _ in timer.cancel() }

@@ -51,7 +51,8 @@ final class SideChannelConnection: Sendable {
         do {
             let inbox = try await channel.eventLoop.submit {
                 NIOLoopBound(
-                    try channel.pipeline.syncOperations.handler(type: FrameInboxHandler.self), eventLoop: channel.eventLoop)
+                    try channel.pipeline.syncOperations.handler(type: FrameInboxHandler.self),
+                    eventLoop: channel.eventLoop)
             }.get()
             let connection = SideChannelConnection(channel: channel, inbox: inbox, host: host, port: port)
             if tls != nil {
@@ -123,7 +124,8 @@ final class SideChannelConnection: Sendable {
         if NetworkErrors.isTLSError(error) {
             return ReplayClientError(.tlsFailed, "TLS with the side channel failed: \(NetworkErrors.describe(error))")
         }
-        return ReplayClientError(.protocolViolation, "side channel failed while \(what): \(NetworkErrors.describe(error))")
+        return ReplayClientError(
+            .protocolViolation, "side channel failed while \(what): \(NetworkErrors.describe(error))")
     }
 }
 

@@ -1,13 +1,14 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 import NIOCore
 import NIOPosix
 import Synchronization
 import WeheCore
 import WeheReplay
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The TCP side of a replay (protocol.md section 6.1): one connection per flow, opened lazily at the flow's first
 /// payload, TCP_NODELAY, recorded bytes written as they are (never wrapped in TLS), responses counted on the event
@@ -131,7 +132,8 @@ final class ReplayConnection: Sendable {
         let channel = self.channel
         do {
             return try await channel.eventLoop.flatSubmit {
-                counter.value.expect(length, remaining: limits.remaining.timeAmount, idle: limits.idleTimeout.timeAmount)
+                counter.value.expect(
+                    length, remaining: limits.remaining.timeAmount, idle: limits.idleTimeout.timeAmount)
             }.value(onCancel: {
                 channel.eventLoop.execute { counter.value.cancel() }
             })

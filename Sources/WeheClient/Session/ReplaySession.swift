@@ -109,17 +109,20 @@ struct ReplaySession: Sendable {
             let body = try await side.receive(timeout: configuration.timing.sideChannelRead, expecting: what)
             if body == Array(SideChannelMessage.ok.utf8) { return }
             configuration.logger.debug(
-                "skipping side-channel message", metadata: ["wehe.body": "\(String(decoding: body.prefix(20), as: UTF8.self))"])
+                "skipping side-channel message",
+                metadata: ["wehe.body": "\(String(decoding: body.prefix(20), as: UTF8.self))"])
         }
         throw ReplayClientError(.protocolViolation, "the server never acknowledged the samples")
     }
 
-    private func makeTransport(_ map: PortMap, tracker: UDPFlowTracker) throws(ReplayClientError) -> any ReplayTransport {
+    private func makeTransport(_ map: PortMap, tracker: UDPFlowTracker) throws(ReplayClientError) -> any ReplayTransport
+    {
         let isUDP = trace.transport == .udp
         var tcp: [CSPair: (host: String, port: Int)] = [:]
         var udp: [CSPair: SocketAddress] = [:]
         for flow in trace.flows {
-            guard let endpoint = map.endpoint(udp: isUDP, serverAddress: flow.serverAddress, serverPort: flow.serverPort)
+            guard
+                let endpoint = map.endpoint(udp: isUDP, serverAddress: flow.serverAddress, serverPort: flow.serverPort)
             else {
                 throw ReplayClientError(
                     .portMapMissing,

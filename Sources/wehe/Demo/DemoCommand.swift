@@ -35,7 +35,8 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .customLong("lang"), help: "Language of messages: en or fr (default: the locale).")
     var language: String?
 
-    @Option(name: .customLong("area-threshold"), help: "Area threshold as a fraction (default 0.5, 0.3 above 10 Mbit/s).")
+    @Option(
+        name: .customLong("area-threshold"), help: "Area threshold as a fraction (default 0.5, 0.3 above 10 Mbit/s).")
     var areaThreshold: Double?
 
     @Option(name: .customLong("p-threshold"), help: "KS p-value threshold (default 0.01).")
@@ -55,7 +56,9 @@ struct DemoCommand: AsyncParsableCommand {
             let library = ReplayLibrary(directory: directory)
             let catalog = try TestSelection.catalog(library)
             var ids = try tests.map(Self.split) ?? Self.defaultTests(library, catalog)
-            if let throttle, !ids.contains(where: { catalog.entry(named: $0)?.id == catalog.entry(named: throttle.test)?.id }) {
+            if let throttle,
+                !ids.contains(where: { catalog.entry(named: $0)?.id == catalog.entry(named: throttle.test)?.id })
+            {
                 ids.append(throttle.test)
             }
             let selected = try TestSelection.load(ids, from: library, catalog: catalog)
@@ -96,7 +99,8 @@ struct DemoCommand: AsyncParsableCommand {
             .filter { !$0.element.isPortTest && TestSelection.available($0.element, library, catalog) }
             .sorted { ($0.element.durationSeconds, $0.offset) < ($1.element.durationSeconds, $1.offset) }
         guard !candidates.isEmpty else {
-            throw CLIError(code: .missingInput, "the replay directory \(library.directory) has no app test with both traces")
+            throw CLIError(
+                code: .missingInput, "the replay directory \(library.directory) has no app test with both traces")
         }
         return candidates.prefix(2).map(\.element.id)
     }
@@ -116,6 +120,7 @@ struct DemoCommand: AsyncParsableCommand {
         candidates.append("Fixtures/replays")
         if let found = candidates.first(where: { ReplayLibrary.isDirectory($0) }) { return found }
         throw CLIError(
-            code: .missingInput, "no replay directory found (tried \(candidates.joined(separator: ", "))); pass --replays")
+            code: .missingInput,
+            "no replay directory found (tried \(candidates.joined(separator: ", "))); pass --replays")
     }
 }

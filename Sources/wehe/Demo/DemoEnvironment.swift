@@ -117,7 +117,8 @@ enum DemoEnvironment {
                 upstream: Endpoint(host: serverAddress, port: port), isClassified: classified)
         }
         var routes = [
-            mirror(.tcp, direct.sideChannelPort, classified: false), mirror(.tcp, direct.analyzerPort, classified: false),
+            mirror(.tcp, direct.sideChannelPort, classified: false),
+            mirror(.tcp, direct.analyzerPort, classified: false),
         ]
         routes += Set(ports.tcp.values).sorted().map { mirror(.tcp, $0, classified: true) }
         routes += Set(ports.udp.values).sorted().map { mirror(.udp, $0, classified: true) }

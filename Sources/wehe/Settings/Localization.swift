@@ -55,7 +55,8 @@ struct Strings: Sendable {
     var consentRequired: String {
         pick(
             "consent is required before running tests: run interactively, or pass --accept-consent",
-            "le consentement est nécessaire avant de lancer des tests : lancez la commande dans un terminal, ou passez --accept-consent")
+            "le consentement est nécessaire avant de lancer des tests : lancez la commande dans un terminal, ou passez --accept-consent"
+        )
     }
     var consentDeclined: String { pick("consent declined; no test was run", "consentement refusé ; aucun test lancé") }
 
@@ -82,14 +83,18 @@ struct Strings: Sendable {
     var pValueHeader: String { pick("KS p", "KS p") }
     var areaHeader: String { pick("AREA", "AIRE") }
     var timeHeader: String { pick("TIME", "DURÉE") }
-    var noResults: String { pick("No results yet. Run `wehe run <test>`.", "Aucun résultat. Lancez `wehe run <test>`.") }
+    var noResults: String {
+        pick("No results yet. Run `wehe run <test>`.", "Aucun résultat. Lancez `wehe run <test>`.")
+    }
     var analysing: String { pick("waiting for the analysis", "attente de l'analyse") }
     var confirming: String {
         pick("result not clear, running a confirmation test", "résultat incertain, test de confirmation")
     }
     var blockedPort: String { pick("port blocked", "port bloqué") }
     var failed: String { pick("failed", "échec") }
-    var interrupted: String { pick("interrupted; the server connection was closed", "interrompu ; connexion au serveur fermée") }
+    var interrupted: String {
+        pick("interrupted; the server connection was closed", "interrompu ; connexion au serveur fermée")
+    }
     func demoNote(_ replays: String) -> String {
         pick(
             "Demo: a Wehe server runs inside this process on 127.0.0.1 with the traces of \(replays). No traffic "
@@ -103,7 +108,8 @@ struct Strings: Sendable {
         let rate = Terminal.format(Double(bitsPerSecond) / 1e6, decimals: 2)
         return pick(
             "A throttling middlebox on 127.0.0.2 recognises \(test) by its first bytes and slows it to \(rate) Mbit/s.",
-            "Un boîtier de bridage sur 127.0.0.2 reconnaît \(test) à ses premiers octets et le limite à \(rate) Mbit/s.")
+            "Un boîtier de bridage sur 127.0.0.2 reconnaît \(test) à ses premiers octets et le limite à \(rate) Mbit/s."
+        )
     }
     func replayDone(_ bytes: String, _ seconds: Double) -> String {
         let time = Terminal.format(seconds, decimals: 1)
