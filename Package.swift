@@ -14,7 +14,7 @@ let package = Package(
     name: "wehe-swift",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "WeheClient", targets: ["WeheCore", "WeheWire"]),
+        .library(name: "WeheClient", targets: ["WeheClient"]),
         .executable(name: "wehe", targets: ["wehe"]),
         .executable(name: "wehe-server", targets: ["wehe-server"]),
     ],
@@ -25,6 +25,14 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.2"),
         .package(url: "https://github.com/vapor/postgres-kit", from: "2.17.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // layer 0
@@ -44,7 +52,27 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strict
         ),
+        .target(
+            name: "WeheReplay",
+            dependencies: ["WeheCore", .product(name: "Logging", package: "swift-log")],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         // layer 2
+        .target(
+            name: "WeheClient",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheReplay", "WeheAnalysis", "WeheStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
         .target(
             name: "WeheStoreSQL",
             dependencies: [
@@ -53,6 +81,36 @@ let package = Package(
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "WeheServer",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheAnalysis", "WeheStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "WeheTestbed",
+            dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -70,26 +128,34 @@ let package = Package(
         .executableTarget(
             name: "wehe",
             dependencies: [
-                "WeheCore", "WeheWire", "WeheAnalysis",
+                "WeheCore", "WeheWire", "WeheAnalysis", "WeheReplay", "WeheClient", "WeheStore", "WeheStoreSQL",
+                "WeheTestbed", "WeheServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            resources: [.copy("DemoReplays")],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "wehe-server",
             dependencies: [
-                "WeheCore", "WeheStore", "WeheStoreSQL",
+                "WeheCore", "WeheStore", "WeheStoreSQL", "WeheServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "wehe-bench",
             dependencies: [
-                "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL",
+                "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheReplay",
+                "WeheClient", "WeheServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
@@ -116,6 +182,50 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheTestbedTests",
+            dependencies: [
+                "WeheTestbed", "WeheTestKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheReplayTests", dependencies: ["WeheCore", "WeheReplay", "WeheTestKit"], swiftSettings: strict),
+        .testTarget(
+            name: "WeheClientTests",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheReplay", "WeheAnalysis", "WeheStore", "WeheClient", "WeheTestKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheServerTests",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheStore", "WeheServer", "WeheTestKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheEndToEndTests",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheClient", "WeheServer",
+                "WeheTestKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),

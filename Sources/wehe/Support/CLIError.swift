@@ -2,12 +2,53 @@ import ArgumentParser
 
 /// An error the CLI reports as one line on stderr with a documented exit code.
 struct CLIError: Error, CustomStringConvertible {
-    /// Documented exit codes (also listed in `wehe --help`).
-    enum Code: Int32 {
-        /// An input (file, samples) is invalid.
+    /// Documented exit codes (listed in `wehe --help`), in the spirit of the Java client's table.
+    enum Code: Int32, CaseIterable {
+        /// An input (file, samples, option value, settings) is invalid.
         case invalidInput = 1
         /// A needed file or directory is missing or unreadable.
         case missingInput = 3
+        /// The consent was not given.
+        case consentRequired = 4
+        /// The server could not be reached.
+        case unreachable = 5
+        /// The TLS handshake failed (certificate not trusted).
+        case tlsFailed = 6
+        /// The server's port map has no entry for the replay (Java 7).
+        case portMapMissing = 7
+        /// The server does not have this replay (`0;1`, Java 15).
+        case replayUnknownOnServer = 15
+        /// Another test from this address is running (`0;2`, Java 16).
+        case addressBusy = 16
+        /// The server is low on resources (`0;3`, Java 17).
+        case serverBusy = 17
+        /// Refused with another code (Java 18).
+        case refused = 18
+        /// The server broke the protocol or closed the side channel.
+        case protocolViolation = 19
+        /// The analyzer refused the request or had no result (Java 20-24).
+        case analyzerFailed = 20
+        /// The server stopped answering.
+        case serverStoppedAnswering = 21
+        /// The replay failed (connection reset, response cut short).
+        case replayFailed = 22
+        /// The analyzer answered for another user or test (Java 25).
+        case resultMismatch = 25
+        /// The history or settings could not be written.
+        case storeFailed = 26
+        /// Interrupted (Ctrl-C).
+        case interrupted = 130
+
+        /// One line per code for `--help`.
+        static var table: String {
+            """
+            Exit codes: 0 success; 1 invalid input; 2 usage error; 3 missing file; 4 consent not given; \
+            5 server unreachable; 6 TLS failure; 7 no port-map entry; 15 replay unknown on the server; \
+            16 another test from this address is running; 17 server low on resources; 18 refused (other code); \
+            19 protocol violation; 20 analyzer failed or no result; 21 server stopped answering; 22 replay failed; \
+            25 result for another user or test; 26 history or settings not writable; 130 interrupted (Ctrl-C).
+            """
+        }
     }
 
     let code: Code

@@ -1,0 +1,160 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// A minimal HTTP/1.1 client for the analyzer (`/Results`) and `WHATSMYIPMAN`: one request per connection
+/// (`Connection: close`), optional TLS with the configured trust, a timeout on the whole exchange.
+struct HTTPClient: Sendable {
+    struct Response: Sendable {
+        var status: Int
+        var body: [UInt8]
+    }
+
+    /// Largest body accepted (the analyzer answers are a few hundred bytes).
+    static let maximumBodyLength = 1 << 20
+
+    let tls: NIOSSLContext?
+    let connectTimeout: Duration
+    let requestTimeout: Duration
+
+    /// Sends one request.
+    /// - Throws: `ReplayClientError` (`.unreachable`, `.tlsFailed`, `.serverStoppedAnswering`, `.cancelled`).
+    func request(
+        method: HTTPMethod,
+        host: String,
+        port: Int,
+        path: String,
+        body: [UInt8]? = nil,
+        contentType: String? = nil,
+        what: String
+    ) async throws(ReplayClientError) -> Response {
+        let tls = self.tls
+        let sniName = TLSSettings.serverName(for: host)
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(connectTimeout.timeAmount)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(
+                            try NIOSSLClientHandler(context: tls, serverHostname: sniName))
+                    }
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(
+                        ResponseCollector(promise: channel.eventLoop.makePromise()))
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: host, port: port).get()
+        } catch {
+            throw NetworkErrors.connectError(error, what: what, host: host, port: port)
+        }
+        do {
+            let hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
+            head.headers.add(name: "Host", value: hostHeader)
+            head.headers.add(name: "User-Agent", value: "wehe-swift")
+            head.headers.add(name: "Accept", value: "*/*")
+            head.headers.add(name: "Connection", value: "close")
+            if let body {
+                head.headers.add(name: "Content-Type", value: contentType ?? "application/octet-stream")
+                head.headers.add(name: "Content-Length", value: String(body.count))
+            }
+            let timeout = requestTimeout.timeAmount
+            let requestHead = head
+            let result = try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<Response> in
+                let collector: ResponseCollector
+                do {
+                    collector = try channel.pipeline.syncOperations.handler(type: ResponseCollector.self)
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+                let timer = channel.eventLoop.scheduleTask(in: timeout) {
+                    channel.pipeline.fireErrorCaught(HTTPTimeout())
+                }
+                channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
+                if let body {
+                    channel.write(
+                        HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: body))), promise: nil)
+                }
+                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+                return collector.promise.futureResult.always { _ in timer.cancel() }
+            }.value(onCancel: { channel.close(promise: nil) })
+            channel.close(promise: nil)
+            return result
+        } catch {
+            channel.close(promise: nil)
+            if Task.isCancelled { throw ReplayClientError(.cancelled, "the test was cancelled") }
+            if error is HTTPTimeout {
+                throw ReplayClientError(.serverStoppedAnswering, "\(what) at \(host):\(port) did not answer in time")
+            }
+            throw NetworkErrors.connectError(error, what: what, host: host, port: port)
+        }
+    }
+}
+
+/// The whole exchange took longer than the request timeout.
+struct HTTPTimeout: Error {}
+
+/// Collects one response.
+final class ResponseCollector: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    let promise: EventLoopPromise<HTTPClient.Response>
+    private var status: Int?
+    private var body: [UInt8] = []
+    private var finished = false
+
+    init(promise: EventLoopPromise<HTTPClient.Response>) {
+        self.promise = promise
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            status = Int(head.status.code)
+        case .body(let buffer):
+            guard body.count + buffer.readableBytes <= HTTPClient.maximumBodyLength else {
+                finish(.failure(HTTPBodyTooLarge()))
+                context.close(promise: nil)
+                return
+            }
+            body.append(contentsOf: buffer.readableBytesView)
+        case .end:
+            finish(.success(HTTPClient.Response(status: status ?? 0, body: body)))
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let status, !body.isEmpty {
+            finish(.success(HTTPClient.Response(status: status, body: body)))
+        } else {
+            finish(.failure(ChannelError.eof))
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        finish(.failure(error))
+        context.close(promise: nil)
+    }
+
+    /// A channel that never became active (a refused connection) removes its handlers without `channelInactive`;
+    /// the promise must still be completed.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        finish(.failure(ChannelError.ioOnClosedChannel))
+    }
+
+    private func finish(_ result: Result<HTTPClient.Response, any Error>) {
+        guard !finished else { return }
+        finished = true
+        promise.completeWith(result)
+    }
+}
+
+/// The response body exceeded `HTTPClient.maximumBodyLength`.
+struct HTTPBodyTooLarge: Error, CustomStringConvertible {
+    var description: String { "the response is larger than \(HTTPClient.maximumBodyLength) bytes" }
+}

@@ -1,0 +1,22 @@
+public import WeheCore
+public import WeheReplay
+
+/// Progress of a running test, delivered to the handler given to `ReplayClient.run`.
+public enum ReplayClientEvent: Sendable {
+    /// A test (or its confirmation) starts with this history count.
+    case testStarted(test: String, historyCount: Int, isConfirmation: Bool)
+    /// One replay of the test starts (`position` 1 or 2).
+    case replayStarted(test: String, role: ReplayRole, replayName: String, position: Int)
+    /// About once per sample interval while a replay runs.
+    case replayProgress(test: String, role: ReplayRole, progress: ReplayProgress)
+    /// A replay finished and its samples were accepted by the server.
+    case replayFinished(test: String, role: ReplayRole, outcome: ReplayOutcome)
+    /// The tested port could not be reached (port tests).
+    case portBlocked(test: String, port: Int)
+    /// The analysis was requested; results are being polled.
+    case analysisRequested(test: String, historyCount: Int)
+    /// The first run was not clear; a confirmation run follows.
+    case confirmationScheduled(test: String, firstVerdict: Verdict)
+    /// The test is complete (after its confirmation, if any).
+    case testFinished(TestResult)
+}

@@ -1,0 +1,148 @@
+import Logging
+import NIOCore
+import NIOSSL
+import WeheCore
+import WeheReplay
+import WeheWire
+
+/// One replay of a test over its own side channel (protocol.md section 5.2): ID declaration, `[-1, null, null]`,
+/// permission, `NoIperf`, `NoMobileStats`, port map, sender count, the replay, `DONE;<seconds>`, the samples, `OK`
+/// (skipping `STARTED`/`DONE` notifications), `Result;No`, close. The side channel is closed on every path,
+/// including errors and cancellation, so the server releases the client's slot.
+struct ReplaySession: Sendable {
+    /// What one replay produced.
+    struct Outcome: Sendable {
+        var outcome: ReplayOutcome
+        var clientIP: String
+    }
+
+    let serverAddress: String
+    let configuration: ReplayClientConfiguration
+    let tls: NIOSSLContext?
+    let declaration: IDDeclaration
+    let trace: ReplayTrace
+    let appDuration: Double?
+    let onProgress: @Sendable (ReplayProgress) -> Void
+
+    func run() async throws(ReplayClientError) -> Outcome {
+        let tracker = UDPFlowTracker()
+        let timing = configuration.timing
+        let connection = try await SideChannelConnection.connect(
+            host: serverAddress, port: configuration.sideChannelPort, tls: tls, connectTimeout: timing.connect,
+            onNotification: { tracker.record($0) })
+        do {
+            let outcome = try await exchange(connection, tracker: tracker)
+            await connection.close()
+            return outcome
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    private func exchange(_ side: SideChannelConnection, tracker: UDPFlowTracker) async throws(ReplayClientError)
+        -> Outcome
+    {
+        let read = configuration.timing.sideChannelRead
+        try await side.send(declaration.body)
+        try await side.send(SideChannelMessage.noChange)
+        let permissionBody = try await side.receive(timeout: read, expecting: "the permission")
+        let permission: PermissionReply
+        do {
+            permission = try PermissionReply(parsing: permissionBody)
+        } catch {
+            let text = String(decoding: permissionBody.prefix(40), as: UTF8.self)
+            if text.hasPrefix("0;") {
+                throw ReplayClientError(
+                    .admissionRefused, "the server refused the test with an unknown code ('\(text)')")
+            }
+            throw ReplayClientError(.protocolViolation, "the server's permission reply is malformed: \(error.message)")
+        }
+        let clientIP: String
+        let sampleCount: Int
+        switch permission {
+        case .granted(let ip, let count):
+            clientIP = ip
+            sampleCount = count
+        case .denied(let reason, _):
+            throw ReplayClientError(
+                .admissionRefused, "the server refused the test (code \(reason.rawValue)): \(reason.explanation)",
+                denial: reason)
+        }
+        try await side.send(SideChannelMessage.noIperf)
+        try await side.send(SideChannelMessage.noMobileStats)
+        let mapBody = try await side.receive(timeout: read, expecting: "the port map")
+        let portMap: PortMap
+        do {
+            portMap = try PortMap(parsing: mapBody)
+        } catch {
+            throw ReplayClientError(.protocolViolation, "the server's port map is malformed: \(error.message)")
+        }
+        let countBody = try await side.receive(timeout: read, expecting: "the sender count")
+        // Java tolerates junk here; so do we (0 senders).
+        tracker.expect(Int(String(decoding: countBody.prefix(12), as: UTF8.self)) ?? 0)
+        let transport = try makeTransport(portMap, tracker: tracker)
+        var engineConfiguration = ReplayEngineConfiguration.standard(
+            for: trace, appDuration: appDuration, sampleCount: sampleCount)
+        engineConfiguration.idleTimeout = configuration.timing.replayIdle
+        engineConfiguration.spinWindow = .microseconds(500)
+        if let deadline = configuration.timing.replayDeadline { engineConfiguration.deadline = deadline }
+        let engine = ReplayEngine(
+            configuration: engineConfiguration, clock: ContinuousClock(), logger: configuration.logger)
+        let outcome: ReplayOutcome
+        do {
+            outcome = try await engine.run(trace: trace, transport: transport, onProgress: onProgress)
+        } catch {
+            throw ReplayClientError.replay(error, name: trace.name)
+        }
+        try await side.send(SideChannelMessage.clientDone(durationSeconds: outcome.duration.inSeconds))
+        try await side.send(ThroughputUpload.body(outcome.samples))
+        try await awaitOK(side, what: "the server's acknowledgement of the samples")
+        try await side.send(SideChannelMessage.resultNo)
+        // The reply to Result;No is a courtesy; the published Java client closes without reading it.
+        _ = try? await side.receive(timeout: .seconds(2), expecting: "the final OK")
+        return Outcome(outcome: outcome, clientIP: clientIP)
+    }
+
+    private func awaitOK(_ side: SideChannelConnection, what: String) async throws(ReplayClientError) {
+        for _ in 0..<1000 {
+            let body = try await side.receive(timeout: configuration.timing.sideChannelRead, expecting: what)
+            if body == Array(SideChannelMessage.ok.utf8) { return }
+            configuration.logger.debug(
+                "skipping side-channel message",
+                metadata: ["wehe.body": "\(String(decoding: body.prefix(20), as: UTF8.self))"])
+        }
+        throw ReplayClientError(.protocolViolation, "the server never acknowledged the samples")
+    }
+
+    private func makeTransport(_ map: PortMap, tracker: UDPFlowTracker) throws(ReplayClientError) -> any ReplayTransport
+    {
+        let isUDP = trace.transport == .udp
+        var tcp: [CSPair: (host: String, port: Int)] = [:]
+        var udp: [CSPair: SocketAddress] = [:]
+        for flow in trace.flows {
+            guard
+                let endpoint = map.endpoint(udp: isUDP, serverAddress: flow.serverAddress, serverPort: flow.serverPort)
+            else {
+                throw ReplayClientError(
+                    .portMapMissing,
+                    "the server's port map has no \(isUDP ? "UDP" : "TCP") entry for \(flow.serverAddress) port \(flow.serverPortString)"
+                )
+            }
+            let host = endpoint.host.isEmpty ? serverAddress : endpoint.host
+            if isUDP {
+                do {
+                    udp[flow] = try SocketAddress.makeAddressResolvingHost(host, port: endpoint.port)
+                } catch {
+                    throw ReplayClientError(.unreachable, "cannot resolve the UDP replay address \(host): \(error)")
+                }
+            } else {
+                tcp[flow] = (host, endpoint.port)
+            }
+        }
+        if isUDP {
+            return UDPReplayTransport(destinations: udp, tracker: tracker, drainLimit: configuration.timing.udpDrain)
+        }
+        return TCPReplayTransport(destinations: tcp, connectTimeout: configuration.timing.connect)
+    }
+}

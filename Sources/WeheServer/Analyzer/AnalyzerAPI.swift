@@ -1,0 +1,322 @@
+import Foundation
+import Logging
+import WeheAnalysis
+import WeheCore
+import WeheStore
+import WeheWire
+
+/// The analyzer's `/Results` commands (protocol.md 9 and 12), independent of HTTP: parameters in, status and JSON
+/// body out. Every answer is a JSON object with a boolean `success`; failures carry `error` (or the reference's
+/// `missing` / `value error` keys for absent or malformed parameters).
+struct AnalyzerAPI: Sendable {
+    let context: ServerContext
+
+    /// An answer: HTTP status and JSON text.
+    struct Answer: Sendable, Equatable {
+        var status: Int
+        var body: String
+    }
+
+    private var store: any ResultStore { context.configuration.store }
+
+    /// Answers one request.
+    func answer(parameters: [String: String], clientAddress: String) async -> Answer {
+        guard let command = parameters["command"] else { return failure("command not provided") }
+        do {
+            switch command {
+            case "analyze": return try await analyze(parameters)
+            case "singleResult": return try await singleResult(parameters)
+            case "defaultSetting":
+                return Answer(
+                    status: 200,
+                    body: #"{"success": true, "areaThreshold": "0.5", "ks2Threshold": "0.01", "ks2Ratio": "0.95"}"#)
+            case "getServers": return getServers()
+            case "localize": return try await localize(parameters)
+            case "localizeResult": return try await localizeResult(parameters)
+            case "getMeasurements": return try await measurements(parameters)
+            default: return failure("unknown command")
+            }
+        } catch let error as ParameterError {
+            return error.answer
+        } catch {
+            context.logger.error(
+                "analyzer request failed", metadata: ["wehe.command": "\(command)", "wehe.error": "\(error)"])
+            return Answer(status: 500, body: Self.object([("success", .bool(false)), ("error", .string("\(error)"))]))
+        }
+    }
+
+    // MARK: commands
+
+    private func analyze(_ parameters: [String: String]) async throws -> Answer {
+        let userID = try Self.userID(parameters)
+        let historyCount = try Self.integer(parameters, "historyCount")
+        let testID = try Self.integer(parameters, "testID")
+        guard testID >= 1 else { return failure("testID must be at least 1 (the replay compared with testID 0)") }
+        let key = TestKey(userID: userID, historyCount: historyCount)
+        guard let record = try await store.test(key) else {
+            return failure("No test found for userID \(userID) and historyCount \(historyCount)")
+        }
+        guard record.replay(0) != nil, record.replay(testID) != nil else {
+            return failure("Test \(key) lacks the samples of testID 0 or \(testID)")
+        }
+        if let (_, analysis) = try await context.analysis.result(for: key, comparedTestID: testID) {
+            context.metrics.verdict(analysis.summary.verdict.rawValue)
+        }
+        return Answer(status: 200, body: #"{"success": true}"#)
+    }
+
+    private func singleResult(_ parameters: [String: String]) async throws -> Answer {
+        let userID = try Self.userID(parameters)
+        let historyCount = try Self.integer(parameters, "historyCount")
+        let testID = try Self.integer(parameters, "testID")
+        let key = TestKey(userID: userID, historyCount: historyCount)
+        guard testID >= 1, let (record, analysis) = try await context.analysis.result(for: key, comparedTestID: testID)
+        else {
+            return notFound
+        }
+        let summary = analysis.summary
+        let result = SingleResult(
+            replayName: record.replay(testID)?.replayName ?? record.metadata.replayName,
+            date: Self.dateText(record.metadata.startedAt),
+            userID: userID,
+            extraString: record.metadata.extraString ?? "extraString",
+            historyCount: historyCount,
+            testID: testID,
+            areaTest: summary.areaTest,
+            ks2RatioTest: summary.ks2RatioTest,
+            originalMeanMbps: summary.originalMeanMbps,
+            controlMeanMbps: summary.controlMeanMbps,
+            ksStatistic: summary.ksStatistic,
+            ksPValue: summary.ksPValue
+        )
+        return Answer(status: 200, body: result.responseBody)
+    }
+
+    private func getServers() -> Answer {
+        guard !context.configuration.localizationServerPairs.isEmpty else { return failure("No Y-topology found.") }
+        let pairs = context.configuration.localizationServerPairs.map { pair in
+            JSONValue.array(pair.map { .string($0) })
+        }
+        return Answer(
+            status: 200,
+            body: Self.object([
+                ("success", .bool(true)),
+                ("response", .object([("server-site-pairs", .array([])), ("server-ip-pairs", .array(pairs))])),
+            ])
+        )
+    }
+
+    private func localize(_ parameters: [String: String]) async throws -> Answer {
+        let userID = try Self.userID(parameters)
+        let first = try Self.jsonObject(parameters, "server1Info")
+        let second = try Self.jsonObject(parameters, "server2Info")
+        let single = try Self.jsonObject(parameters, "singleServerInfo")
+        guard let h1 = first["historyCount"].flatMap(Self.intValue),
+            let h2 = second["historyCount"].flatMap(Self.intValue)
+        else {
+            throw ParameterError.value("server1Info and server2Info need an integer historyCount")
+        }
+        let singleCount = single["singleReplay_historyCount"].flatMap(Self.intValue)
+        let replayName = first["replayName"].flatMap(Self.stringValue) ?? ""
+        let servers = [
+            first["server"].flatMap(Self.stringValue) ?? "", second["server"].flatMap(Self.stringValue) ?? "",
+        ]
+        // Samples of the original replays: the simultaneous pair and the earlier single-server test.
+        func samples(_ historyCount: Int?) async throws -> [Double]? {
+            guard let historyCount else { return nil }
+            return try await store.test(TestKey(userID: userID, historyCount: historyCount))?.replay(0)?.samples.mbps
+        }
+        // Pieces not stored here come from the server that ran them (its analyzer's getMeasurements).
+        func samples(_ historyCount: Int?, on server: String?) async throws -> [Double]? {
+            if let local = try await samples(historyCount) { return local }
+            guard let historyCount, let server, !server.isEmpty, let peers = context.peerMeasurements else {
+                return nil
+            }
+            return await peers.clientThroughput(host: server, userID: userID, historyCount: historyCount)
+        }
+        let simultaneousFirst = try await samples(h1, on: servers[0])
+        let simultaneousSecond = try await samples(h2, on: servers[1])
+        let singleSamples = try await samples(
+            singleCount, on: single["singleReplay_server"].flatMap(Self.stringValue))
+        let analyzer = try LocalizationAnalyzer()
+        var input = LocalizationAnalyzer.Input(single: singleSamples, simultaneous: nil, loss: nil)
+        if let simultaneousFirst, let simultaneousSecond {
+            input.simultaneous = (simultaneousFirst, simultaneousSecond)
+        }
+        let summary = try analyzer.analyze(
+            input, seed: AnalysisRunner.seed(test: TestKey(userID: userID, historyCount: h1), comparedTestID: h2))
+        let run = LocalizationRun(
+            userID: userID,
+            historyCounts: [h1, h2],
+            servers: servers,
+            replayName: replayName,
+            singleServer: single["singleReplay_server"].flatMap(Self.stringValue),
+            singleHistoryCount: singleCount,
+            requestedAt: context.configuration.now(),
+            summary: summary
+        )
+        try await store.save(localization: run)
+        return Answer(status: 200, body: #"{"success": true}"#)
+    }
+
+    private func localizeResult(_ parameters: [String: String]) async throws -> Answer {
+        let userID = try Self.userID(parameters)
+        guard let text = parameters["historyCounts"] else { throw ParameterError.missing("historyCounts") }
+        let counts = text.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
+            .split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard counts.count == 2 else { throw ParameterError.value("historyCounts must be [H1, H2]") }
+        guard let run = try await store.localization(userID: userID, historyCounts: counts), let summary = run.summary
+        else {
+            return notFound
+        }
+        var response: [(String, JSONValue)] = [
+            ("userID", .string(userID)),
+            ("historyCounts", .array(counts.map { .number(Double($0), text: String($0)) })),
+            ("testID", .string(parameters["testID"] ?? "0")),
+        ]
+        var tests: [JSONValue] = []
+        if let u = summary.mwuStatistic, let p = summary.mwuPValue {
+            tests.append(.string("pairsum_vs_single_xput"))
+            response.append(
+                (
+                    "pairsum_vs_single_xput",
+                    .object([
+                        ("mwuVal", Self.number(u)), ("mwuPVal", Self.number(p)),
+                        ("simReplaysAvgXput", .array(summary.simultaneousMeansMbps.map(Self.number))),
+                        ("simReplaySumAvgXput", Self.number(summary.sumMeanMbps ?? 0)),
+                        ("singleReplayAvgXput", Self.number(summary.singleMeanMbps ?? 0)),
+                    ])
+                ))
+        }
+        if !summary.intervalSizes.isEmpty {
+            tests.append(.string("loss_correlation"))
+            response.append(
+                (
+                    "loss_correlation",
+                    .object([
+                        ("intervalSizes", .array(summary.intervalSizes.map(Self.number))),
+                        ("corrPValues", .array(summary.correlationPValues.map(Self.number))),
+                        ("simReplaysAvgLoss", .array(summary.averageLoss.map(Self.number))),
+                    ])
+                ))
+        }
+        response.insert(("localization_tests", .array(tests)), at: 3)
+        if let note = summary.note { response.append(("note", .string(note))) }
+        return Answer(status: 200, body: Self.object([("success", .bool(true)), ("response", .object(response))]))
+    }
+
+    private func measurements(_ parameters: [String: String]) async throws -> Answer {
+        let userID = try Self.userID(parameters)
+        let historyCount = try Self.integer(parameters, "historyCount")
+        let testID = try Self.integer(parameters, "testID")
+        guard let type = parameters["measurementType"] else { throw ParameterError.missing("measurementType") }
+        guard type == "clientXputs" else {
+            return failure("measurement type \(type) is not available on this server (no packet captures)")
+        }
+        guard
+            let replay = try await store.test(TestKey(userID: userID, historyCount: historyCount))?.replay(testID)
+        else {
+            return notFound
+        }
+        let result = JSONValue.array([
+            .array(replay.samples.mbps.map(Self.number)), .array(replay.samples.times.map(Self.number)),
+        ])
+        return Answer(
+            status: 200,
+            body: Self.object([
+                ("success", .bool(true)),
+                (
+                    "measurements",
+                    .object([("type", .string(type)), ("resultType", .string("list")), ("result", result)])
+                ),
+            ])
+        )
+    }
+
+    // MARK: helpers
+
+    private var notFound: Answer { failure("No result found") }
+
+    private func failure(_ message: String) -> Answer {
+        Answer(status: 200, body: AnalyzerFailure(message: message).body)
+    }
+
+    struct ParameterError: Error {
+        var answer: Answer
+        static func missing(_ name: String) -> ParameterError {
+            ParameterError(
+                answer: Answer(
+                    status: 200, body: object([("success", .bool(false)), ("missing", .string("'\(name)'"))])))
+        }
+        static func value(_ message: String) -> ParameterError {
+            ParameterError(
+                answer: Answer(
+                    status: 200, body: object([("success", .bool(false)), ("value error", .string(message))])))
+        }
+    }
+
+    static func userID(_ parameters: [String: String]) throws(ParameterError) -> String {
+        guard let value = parameters["userID"] else { throw .missing("userID") }
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard IDDeclaration.isValidUserID(trimmed) else { throw .value("userID is not a valid user id") }
+        return trimmed
+    }
+
+    static func integer(_ parameters: [String: String], _ name: String) throws(ParameterError) -> Int {
+        guard let value = parameters[name] else { throw .missing(name) }
+        guard let number = Int(value.trimmingCharacters(in: .whitespaces)), number >= 0 else {
+            throw .value("invalid literal for int() with base 10: '\(value.prefix(20))'")
+        }
+        return number
+    }
+
+    static func jsonObject(_ parameters: [String: String], _ name: String) throws(ParameterError) -> JSONValue {
+        guard let value = parameters[name] else { throw .missing(name) }
+        guard let parsed = try? JSONValue.parse(Array(value.utf8)), case .object = parsed else {
+            throw .value("\(name) is not a JSON object")
+        }
+        return parsed
+    }
+
+    static func intValue(_ value: JSONValue) -> Int? {
+        switch value {
+        case .string(let text): Int(text)
+        case .number(let number, _): Int(exactly: number)
+        default: nil
+        }
+    }
+
+    static func stringValue(_ value: JSONValue) -> String? {
+        switch value {
+        case .string(let text): text
+        case .number(_, let text): text
+        default: nil
+        }
+    }
+
+    static func number(_ value: Double) -> JSONValue {
+        value.isFinite ? .number(value, text: "\(value)") : .string("\(value)")
+    }
+
+    static func object(_ members: [(String, JSONValue)]) -> String { JSONValue.object(members).serialized() }
+
+    /// `YYYY-MM-DD HH:MM:SS` in UTC.
+    static func dateText(_ date: Date) -> String {
+        var seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        seconds -= days * 86_400
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return
+            "\(year)-\(two(month))-\(two(day)) \(two(seconds / 3600)):\(two(seconds % 3600 / 60)):\(two(seconds % 60))"
+    }
+}

@@ -1,0 +1,130 @@
+package import Logging
+package import WeheCore
+package import WeheWire
+
+/// One replay the server can play: the client trace (for UDP echo content and the request schedule) and the server
+/// side (request groups and response bursts, or UDP datagrams).
+package struct LoadedReplay: Sendable {
+    /// The replay name the client declares, e.g. `Pandora-05132024`.
+    package var name: String
+    /// The client trace.
+    package var client: ReplayTrace
+    /// The server side.
+    package var server: ServerTrace
+    /// Port tests replay without timing (protocol.md 6.1, 6.2 step 5).
+    package var timed: Bool { !client.isPortTest }
+    /// TCP or UDP.
+    package var transport: TransportProtocol { client.transport }
+    /// Timestamp of the first client packet (the schedule's origin offset).
+    package var firstPacketTime: Double { client.packets.first?.timestamp ?? 0 }
+
+    /// The number of UDP flows the server plays (the side channel's sender count): one per distinct
+    /// (server port, client port); 0 for TCP replays.
+    package var senderCount: Int {
+        guard transport == .udp else { return 0 }
+        return Set(server.udpFlows.map { "\($0.csPair.serverPort)/\($0.csPair.clientPort)" }).count
+    }
+
+    /// What the server sends on a UDP flow: the recorded server datagrams, or the client's own recorded datagrams of
+    /// that flow with the client's timing (relative to the flow's first datagram) when the trace has none.
+    package func udpSchedule(for flow: UDPServerFlow) -> [ServerDatagram] {
+        if let recorded = flow.datagrams { return recorded }
+        let packets = client.packets.filter { $0.csPair == flow.csPair }
+        guard let first = packets.first?.timestamp else { return [] }
+        return packets.map { ServerDatagram(offset: max(0, $0.timestamp - first), payload: $0.payload) }
+    }
+}
+
+/// Every replay loaded from the replay directory, indexed by name, with the ports their flows use.
+package struct ReplayCatalogue: Sendable {
+    /// Replays by declared name.
+    package private(set) var replays: [String: LoadedReplay] = [:]
+
+    /// Creates a catalogue from already loaded replays (tests).
+    package init(replays: [LoadedReplay]) {
+        for replay in replays { self.replays[replay.name] = replay }
+    }
+
+    /// Loads every `*.pcap_client_all.json` of a directory. A file that cannot be read is skipped with a warning;
+    /// a directory without any usable trace is an error.
+    /// - Throws: `ReplayServerError` `.replayLoading`.
+    package init(directory: String, logger: Logger) throws(ReplayServerError) {
+        let library = ReplayLibrary(directory: directory)
+        let files: [String]
+        do {
+            files = try library.clientTraceFiles()
+        } catch {
+            throw ReplayServerError(.replayLoading, "cannot list replay directory \(directory)", underlying: error)
+        }
+        for file in files {
+            do {
+                let trace = try library.trace(file: file)
+                let problems = trace.problems()
+                guard problems.isEmpty else {
+                    logger.warning(
+                        "replay skipped: invalid trace",
+                        metadata: ["wehe.replay.file": "\(file)", "wehe.problem": "\(problems[0])"]
+                    )
+                    continue
+                }
+                let server = try library.serverTrace(for: file, client: trace)
+                if replays[trace.name] != nil {
+                    logger.warning("replay skipped: duplicate name", metadata: ["wehe.replay.file": "\(file)"])
+                    continue
+                }
+                replays[trace.name] = LoadedReplay(name: trace.name, client: trace, server: server)
+            } catch {
+                logger.warning(
+                    "replay skipped: unreadable trace",
+                    metadata: ["wehe.replay.file": "\(file)", "wehe.error": "\(error)"]
+                )
+            }
+        }
+        guard !replays.isEmpty else {
+            throw ReplayServerError(.replayLoading, "no usable replay trace in \(directory)")
+        }
+    }
+
+    /// Looks up a replay by its declared name.
+    package func replay(named name: String) -> LoadedReplay? { replays[name] }
+
+    /// Recorded TCP server ports of every loaded replay, sorted.
+    package var tcpPorts: [Int] {
+        Set(replays.values.flatMap { $0.server.tcpFlows.map { Int($0.csPair.serverPort) } }).sorted()
+    }
+
+    /// Recorded UDP server ports of every loaded replay, sorted.
+    package var udpPorts: [Int] {
+        Set(replays.values.flatMap { $0.server.udpFlows.map { Int($0.csPair.serverPort) } }).sorted()
+    }
+
+    /// The port map sent to every client (protocol.md 5.4): every loaded flow's server address and five-digit port
+    /// mapped to `["", <listening port>]`.
+    package func portMap(tcpPort: (Int) -> Int?, udpPort: (Int) -> Int?) -> PortMap {
+        var map = PortMap()
+        for replay in replays.values {
+            for flow in replay.server.tcpFlows {
+                if let port = tcpPort(Int(flow.csPair.serverPort)) {
+                    map.tcp[flow.csPair.serverAddress, default: [:]][flow.csPair.serverPortString] =
+                        PortMap.Endpoint(port: port)
+                }
+            }
+            for flow in replay.server.udpFlows {
+                if let port = udpPort(Int(flow.csPair.serverPort)) {
+                    map.udp[flow.csPair.serverAddress, default: [:]][flow.csPair.serverPortString] =
+                        PortMap.Endpoint(port: port)
+                }
+            }
+        }
+        return map
+    }
+
+    /// The listening port for a recorded port under a fixed offset; a port pushed past 65535 (or below 1) wraps into
+    /// 1024…65535 so that large offsets still give valid ports.
+    package static func movedPort(_ port: Int, offset: Int) -> Int {
+        let moved = port + offset
+        if (1...65535).contains(moved) { return moved }
+        let span = 65536 - 1024
+        return ((moved - 1024) % span + span) % span + 1024
+    }
+}

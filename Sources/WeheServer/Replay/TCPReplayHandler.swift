@@ -1,0 +1,162 @@
+import Logging
+import NIOCore
+import WeheCore
+
+/// Serves one connection on a TCP replay port (protocol.md 6.2): a `WHATSMYIPMAN` query, or the replay of the
+/// session admitted for the peer's address — read each request group, send its response burst (recorded bytes and
+/// pacing when the server trace has them, filler bytes of the recorded length otherwise), then close.
+struct TCPReplayHandler {
+    let context: ServerContext
+    let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+
+    /// Runs the connection; never throws.
+    func run() async {
+        let nioChannel = channel.channel
+        let peer = AddressText.normalized(nioChannel.remoteAddress?.ipAddress ?? "unknown")
+        let local = AddressText.normalized(nioChannel.localAddress?.ipAddress ?? "")
+        var logger = context.logger
+        logger[metadataKey: "wehe.peer"] = "\(AddressText.redacted(peer))"
+        logger[metadataKey: "wehe.channel"] = "tcp-replay"
+        logger[metadataKey: "wehe.port"] = "\(nioChannel.localAddress?.port ?? 0)"
+        let limits = context.configuration.limits
+        let firstDeadline = nioChannel.eventLoop.scheduleTask(in: .init(limits.firstMessageTimeout)) {
+            nioChannel.close(promise: nil)
+        }
+        let lifetime = nioChannel.eventLoop.scheduleTask(in: .init(limits.replayMaximumDuration)) {
+            nioChannel.close(promise: nil)
+        }
+        defer {
+            firstDeadline.cancel()
+            lifetime.cancel()
+        }
+        var session: Session?
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                var iterator = inbound.makeAsyncIterator()
+                guard var first = try await iterator.next() else { return }
+                while WhatsMyIP.classify(first.readableBytesView) == .undecided {
+                    guard var more = try await iterator.next() else { return }
+                    first.writeBuffer(&more)
+                }
+                let arrival = ContinuousClock.now
+                firstDeadline.cancel()
+                if WhatsMyIP.classify(first.readableBytesView) == .query {
+                    let answer = WhatsMyIP.answerAddress(peer: peer, local: local)
+                    try await outbound.write(WhatsMyIP.response(address: answer))
+                    logger.debug("WHATSMYIPMAN answered")
+                    return
+                }
+                guard let claimed = await context.registry.claimTCP(peerAddress: peer) else {
+                    try? await outbound.write(ByteBuffer(string: "SuspiciousClientIP!;\(peer)"))
+                    throw ReplayServerError(.unknownClient, "replay connection from an address without a session")
+                }
+                session = claimed
+                logger[metadataKey: "wehe.test"] = "\(claimed.key)"
+                logger[metadataKey: "wehe.replay.name"] = "\(claimed.replay.name)"
+                let timing = try await replay(
+                    claimed, first: first.readableBytes, arrival: arrival, iterator: &iterator, outbound: outbound)
+                report(timing, session: claimed, logger: logger)
+                await context.events.record(
+                    .init(rawValue: "replay-timing"),
+                    declaration: WeheWireDeclaration(
+                        userID: claimed.declaration.userID, historyCount: claimed.declaration.historyCount,
+                        testID: claimed.declaration.testID, replayName: claimed.replay.name),
+                    clientAddress: peer,
+                    detail: timing.detail
+                )
+            }
+        } catch {
+            let reason = (error as? ReplayServerError)?.message ?? "\(error)"
+            let code = (error as? ReplayServerError)?.code.description ?? "io"
+            context.metrics.connectionFailed("tcp-replay", reason: code)
+            logger.notice(
+                "replay connection closed",
+                metadata: ["wehe.reason": "\(reason)", "wehe.code": "\(code)", "wehe.session": "\(session?.id ?? 0)"]
+            )
+        }
+    }
+
+    private func replay(
+        _ session: Session,
+        first: Int,
+        arrival: ContinuousClock.Instant,
+        iterator: inout NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    ) async throws -> ReplayTiming {
+        let replay = session.replay
+        guard let flow = replay.server.tcpFlows.first else { return ReplayTiming() }
+        // The replay's origin: placed so that the first payload arrived exactly on its recorded time.
+        let origin = arrival - .seconds(replay.firstPacketTime)
+        var received = first
+        var needed = 0
+        var timing = ReplayTiming()
+        for group in flow.groups {
+            needed += group.requestLength
+            while received < needed {
+                guard let chunk = try await iterator.next() else {
+                    throw ReplayServerError(
+                        .connectionClosed,
+                        "client closed after \(received) of \(needed) request bytes (group \(timing.groups.count + 1))"
+                    )
+                }
+                received += chunk.readableBytes
+            }
+            let complete = ContinuousClock.now
+            let scheduled = origin + .seconds(group.requestTime)
+            var record = ReplayTiming.Group(requestLateness: Self.seconds(scheduled.duration(to: complete)))
+            if group.responseLength > 0 {
+                let start = ContinuousClock.now
+                record.reaction = Self.seconds(complete.duration(to: start))
+                record.responseLateness = Self.seconds(scheduled.duration(to: start))
+                try await sendBurst(group, timed: replay.timed, outbound: outbound)
+            }
+            timing.groups.append(record)
+        }
+        return timing
+    }
+
+    private func sendBurst(
+        _ group: ResponseGroup,
+        timed: Bool,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    ) async throws {
+        if let segments = group.segments {
+            let start = ContinuousClock.now
+            for segment in segments {
+                if timed, segment.offset > 0 {
+                    try await Task.sleep(until: start + .seconds(segment.offset), clock: .continuous)
+                }
+                try await outbound.write(ByteBuffer(bytes: segment.payload))
+            }
+        } else {
+            var remaining = group.responseLength
+            var batch: [ByteBuffer] = []
+            while remaining > 0 {
+                let size = min(remaining, context.filler.readableBytes)
+                batch.append(
+                    context.filler.getSlice(at: context.filler.readerIndex, length: size)
+                        ?? ByteBuffer(repeating: 0, count: size))
+                remaining -= size
+                if batch.count == 8 || remaining == 0 {
+                    try await outbound.write(contentsOf: batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+        context.metrics.bytesSent(group.responseLength, transport: "tcp")
+    }
+
+    private func report(_ timing: ReplayTiming, session: Session, logger: Logger) {
+        for group in timing.groups {
+            context.metrics.requestLateness(seconds: group.requestLateness)
+            if let reaction = group.reaction { context.metrics.responseDelay(seconds: reaction) }
+        }
+        logger.info(
+            "replay timing", metadata: ["wehe.timing": "\(timing.detail)", "wehe.timed": "\(session.replay.timed)"])
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let parts = duration.components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

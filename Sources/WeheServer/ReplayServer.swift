@@ -1,0 +1,452 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import ServiceLifecycle
+import Synchronization
+import WeheCore
+import WeheWire
+
+/// The Wehe replay and analysis server: side channel (55556 TLS, 55555 plain), TCP and UDP replay listeners on the
+/// traces' ports, `WHATSMYIPMAN`, and the analyzer API (56566 HTTPS, 56565 HTTP, `/metrics`).
+///
+/// A `Service`: `run()` binds every listener, serves until cancelled, and on graceful shutdown (SIGTERM through a
+/// `ServiceGroup`) stops admitting, lets running sessions finish for the grace period, then cuts the rest with a
+/// recorded reason. Per-connection failures never end `run()`.
+package final class ReplayServer: Service, Sendable {
+    /// Where the server listens once running.
+    package struct ListeningPorts: Sendable, Hashable {
+        /// Side channel with TLS.
+        package var sideChannelTLS: Int?
+        /// Side channel without TLS.
+        package var sideChannelPlain: Int?
+        /// Analyzer over HTTPS.
+        package var analyzerTLS: Int?
+        /// Analyzer over HTTP.
+        package var analyzerPlain: Int?
+        /// TCP replay listeners: recorded port → listening port.
+        package var tcp: [Int: Int]
+        /// UDP replay listeners: recorded port → listening port.
+        package var udp: [Int: Int]
+    }
+
+    private let configuration: ReplayServerConfiguration
+    private let ready = ReadyGate()
+
+    /// Creates a server; nothing is bound until `run()`.
+    /// - Throws: `ReplayServerError` `.invalidConfiguration`.
+    package init(configuration: ReplayServerConfiguration) throws(ReplayServerError) {
+        self.configuration = try configuration.validated()
+    }
+
+    /// Waits until every listener is bound and returns the ports.
+    /// - Throws: `ReplayServerError` when `run()` failed before the server was ready.
+    package func listeningPorts() async throws -> ListeningPorts {
+        try await ready.wait()
+    }
+
+    /// Runs the server until cancelled or shut down gracefully.
+    /// - Throws: `ReplayServerError` when the replays cannot be loaded or a listener cannot be bound.
+    package func run() async throws {
+        do {
+            try await serve()
+        } catch {
+            ready.fail(error)
+            throw error
+        }
+    }
+
+    private func serve() async throws {
+        let logger = configuration.logger
+        let catalogue = try ReplayCatalogue(directory: configuration.replayDirectory, logger: logger)
+        let ssl = try Self.sslContext(configuration.tls)
+        let analyzerTLS = try Self.tlsConfiguration(configuration.tls)
+        let group = MultiThreadedEventLoopGroup.singleton
+        let limits = configuration.limits
+
+        // Bind the replay listeners first: the port map names their ports.
+        var tcpListeners: [(recorded: Int, channel: AcceptChannel)] = []
+        var udpListeners: [(recorded: Int, channel: DatagramChannel)] = []
+        var sideListeners: [(secure: Bool, channel: AcceptChannel)] = []
+        var ports = ListeningPorts(tcp: [:], udp: [:])
+        do {
+            for recorded in Set(catalogue.tcpPorts + configuration.extraReplayPorts).sorted() {
+                let channel = try await bindTCP(
+                    port: listeningPort(recorded), group: group, kind: "TCP replay port \(recorded)"
+                ) { channel in
+                    try channel.pipeline.syncOperations.addHandlers(
+                        IdleStateHandler(readTimeout: TimeAmount(limits.replayIdleTimeout)), CloseOnIdleHandler())
+                }
+                tcpListeners.append((recorded, channel))
+                ports.tcp[recorded] = channel.channel.localAddress?.port ?? 0
+            }
+            for recorded in catalogue.udpPorts {
+                let channel = try await bindUDP(port: listeningPort(recorded), group: group)
+                udpListeners.append((recorded, channel))
+                ports.udp[recorded] = channel.channel.localAddress?.port ?? 0
+            }
+            for (port, secure) in [
+                (configuration.sideChannelTLSPort, true), (configuration.sideChannelPlainPort, false),
+            ] {
+                guard let port else { continue }
+                let context = secure ? ssl : nil
+                let channel = try await bindTCP(
+                    port: port, group: group, kind: secure ? "TLS side channel" : "side channel"
+                ) {
+                    channel in
+                    if let context {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                    }
+                    try channel.pipeline.syncOperations.addHandlers(
+                        IdleStateHandler(readTimeout: TimeAmount(limits.sideChannelIdleTimeout)), CloseOnIdleHandler())
+                }
+                sideListeners.append((secure, channel))
+                if secure {
+                    ports.sideChannelTLS = channel.channel.localAddress?.port
+                } else {
+                    ports.sideChannelPlain = channel.channel.localAddress?.port
+                }
+            }
+        } catch {
+            // Channels that were bound must be closed through their async wrappers before they go away.
+            await Self.closeUnused(
+                tcpListeners.map(\.channel) + sideListeners.map(\.channel), udpListeners.map(\.channel))
+            throw error
+        }
+        let tcpMap = ports.tcp
+        let udpMap = ports.udp
+        let portMap = catalogue.portMap(tcpPort: { tcpMap[$0] }, udpPort: { udpMap[$0] })
+        let context = ServerContext(configuration: configuration, catalogue: catalogue, portMapBody: portMap.body)
+        let api = AnalyzerAPI(context: context)
+
+        let analyzerPorts = AnalyzerPorts(
+            expected: (configuration.analyzerTLSPort == nil ? 0 : 1) + (configuration.analyzerPlainPort == nil ? 0 : 1))
+        var apps: [any Service] = []
+        for (port, secure) in [(configuration.analyzerTLSPort, true), (configuration.analyzerPlainPort, false)] {
+            guard let port else { continue }
+            let router = AnalyzerHTTP.router(api: api, metrics: configuration.metricsRegistry)
+            let server: HTTPServerBuilder
+            if secure, let tlsConfiguration = analyzerTLS {
+                do {
+                    server = try .tls(.http1(), tlsConfiguration: tlsConfiguration)
+                } catch {
+                    await Self.closeUnused(
+                        tcpListeners.map(\.channel) + sideListeners.map(\.channel), udpListeners.map(\.channel))
+                    throw ReplayServerError(.certificate, "cannot set up TLS for the analyzer", underlying: error)
+                }
+            } else {
+                server = .http1()
+            }
+            var appLogger = logger
+            appLogger[metadataKey: "wehe.channel"] = "\(secure ? "analyzer-tls" : "analyzer")"
+            apps.append(
+                Application(
+                    router: router,
+                    server: server,
+                    configuration: ApplicationConfiguration(address: .hostname(configuration.bindAddress, port: port)),
+                    onServerRunning: { channel in
+                        await analyzerPorts.report(secure: secure, port: channel.localAddress?.port ?? 0)
+                    },
+                    logger: appLogger
+                ))
+        }
+
+        logger.info(
+            "replay server listening",
+            metadata: [
+                "wehe.replays": "\(catalogue.replays.count)", "wehe.tcp.ports": "\(ports.tcp.count)",
+                "wehe.udp.ports": "\(ports.udp.count)",
+                "wehe.side.tls": "\(ports.sideChannelTLS.map(String.init) ?? "off")",
+                "wehe.side.plain": "\(ports.sideChannelPlain.map(String.init) ?? "off")",
+            ]
+        )
+
+        let (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream(of: Void.self)
+        let readyPorts = ports
+        let sideChannels = sideListeners.map(\.channel.channel) as [any Channel]
+        let sideAccepts = sideListeners
+        let tcpAccepts = tcpListeners
+        let udpChannels = udpListeners
+        let analyzerApps = apps
+        do {
+            try await withGracefulShutdownHandler {
+                try await withThrowingDiscardingTaskGroup { tasks in
+                    for listener in tcpAccepts {
+                        tasks.addTask {
+                            await acceptLoop(listener.channel, kind: "tcp-replay", context: context) { child in
+                                await TCPReplayHandler(context: context, channel: child).run()
+                            }
+                        }
+                    }
+                    for listener in sideAccepts {
+                        tasks.addTask {
+                            await acceptLoop(listener.channel, kind: "side", context: context) { child in
+                                await SideChannelHandler(context: context, channel: child, secure: listener.secure)
+                                    .run()
+                            }
+                        }
+                    }
+                    for listener in udpChannels {
+                        tasks.addTask {
+                            do {
+                                try await UDPReplayListener(
+                                    context: context, channel: listener.channel, recordedPort: listener.recorded
+                                ).run()
+                            } catch is CancellationError {
+                                logger.debug("UDP listener stopped")
+                            } catch {
+                                logger.error("UDP listener stopped", metadata: ["wehe.error": "\(error)"])
+                            }
+                        }
+                    }
+                    for app in analyzerApps {
+                        tasks.addTask { try await app.run() }
+                    }
+                    tasks.addTask {
+                        let analyzer = await analyzerPorts.wait()
+                        var final = readyPorts
+                        final.analyzerTLS = analyzer.tls
+                        final.analyzerPlain = analyzer.plain
+                        self.ready.open(final)
+                    }
+                    tasks.addTask {
+                        var signals = shutdownSignal.makeAsyncIterator()
+                        guard await signals.next() != nil else { return }
+                        try await self.drain(
+                            context: context, sideListeners: sideChannels, logger: logger)
+                        throw ShutdownComplete()
+                    }
+                }
+            } onGracefulShutdown: {
+                shutdownContinuation.yield()
+            }
+        } catch is ShutdownComplete {
+            logger.info("replay server stopped")
+        }
+        shutdownContinuation.finish()
+    }
+
+    /// Stops admitting, waits for running sessions up to the grace period, then cuts the rest with a reason.
+    private func drain(context: ServerContext, sideListeners: [any Channel], logger: Logger) async throws {
+        context.beginDraining()
+        for channel in sideListeners { try? await channel.close() }
+        let deadline = ContinuousClock.now + configuration.limits.shutdownGracePeriod
+        let running = await context.registry.count
+        logger.notice("shutting down: waiting for running sessions", metadata: ["wehe.sessions": "\(running)"])
+        while ContinuousClock.now < deadline {
+            if await context.registry.count == 0 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let left = await context.registry.count
+        if left > 0 {
+            logger.notice("shutting down: cutting sessions", metadata: ["wehe.sessions": "\(left)"])
+            await context.registry.terminateAll(reason: "cut by server shutdown after the grace period")
+            let cutDeadline = ContinuousClock.now + .seconds(2)
+            while ContinuousClock.now < cutDeadline {
+                if await context.registry.count == 0 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    private struct ShutdownComplete: Error {}
+
+    /// Closes bound listeners that will not be served (startup failed) through their async wrappers.
+    private static func closeUnused(_ accepts: [AcceptChannel], _ datagrams: [DatagramChannel]) async {
+        for channel in accepts { try? await channel.executeThenClose { _ in } }
+        for channel in datagrams { try? await channel.executeThenClose { _, _ in } }
+    }
+
+    // MARK: listeners
+
+    typealias AcceptChannel = NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+    typealias DatagramChannel = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
+
+    private func listeningPort(_ recorded: Int) -> Int {
+        switch configuration.replayPorts {
+        case .ephemeral: 0
+        case .recorded(let offset): ReplayCatalogue.movedPort(recorded, offset: offset)
+        }
+    }
+
+    private func bindTCP(
+        port: Int,
+        group: MultiThreadedEventLoopGroup,
+        kind: String,
+        setup: @escaping @Sendable (any Channel) throws -> Void
+    ) async throws -> AcceptChannel {
+        do {
+            return try await ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 4096)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(
+                    .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 65536)
+                )
+                .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
+                .bind(host: configuration.bindAddress, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try setup(channel)
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                            wrappingChannelSynchronously: channel,
+                            configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4))
+                        )
+                    }
+                }
+        } catch {
+            throw ReplayServerError(
+                .bindFailed, "cannot listen on \(configuration.bindAddress):\(port) (\(kind))", underlying: error)
+        }
+    }
+
+    private func bindUDP(port: Int, group: MultiThreadedEventLoopGroup) async throws -> DatagramChannel {
+        do {
+            return try await DatagramBootstrap(group: group)
+                .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 9216))
+                .bind(host: configuration.bindAddress, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try DatagramChannel(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw ReplayServerError(
+                .bindFailed, "cannot listen on UDP \(configuration.bindAddress):\(port)", underlying: error)
+        }
+    }
+
+    static func tlsConfiguration(_ files: ReplayServerConfiguration.TLSFiles?) throws -> TLSConfiguration? {
+        guard let files else { return nil }
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(files.certificateChainPath)
+            let key = try NIOSSLPrivateKey(file: files.privateKeyPath, format: .pem)
+            var tls = TLSConfiguration.makeServerConfiguration(
+                certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            tls.minimumTLSVersion = .tlsv12
+            return tls
+        } catch {
+            throw ReplayServerError(
+                .certificate,
+                "cannot read the TLS certificate \(files.certificateChainPath) or key \(files.privateKeyPath)",
+                underlying: error
+            )
+        }
+    }
+
+    static func sslContext(_ files: ReplayServerConfiguration.TLSFiles?) throws -> NIOSSLContext? {
+        guard let tls = try tlsConfiguration(files) else { return nil }
+        do {
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw ReplayServerError(
+                .certificate, "the TLS certificate and key do not form a usable identity", underlying: error)
+        }
+    }
+}
+
+/// Accepts connections until the listener closes; one child task per connection; connections over the cap are
+/// closed at once with a log line.
+private func acceptLoop(
+    _ listener: ReplayServer.AcceptChannel,
+    kind: String,
+    context: ServerContext,
+    handler: @escaping @Sendable (NIOAsyncChannel<ByteBuffer, ByteBuffer>) async -> Void
+) async {
+    do {
+        try await withThrowingDiscardingTaskGroup { group in
+            try await listener.executeThenClose { inbound in
+                for try await child in inbound {
+                    let address = AddressText.normalized(child.channel.remoteAddress?.ipAddress ?? "unknown")
+                    guard context.limiter.acquire(address: address) else {
+                        context.metrics.connectionRejected(kind)
+                        context.logger.notice(
+                            "connection refused: connection limit reached",
+                            metadata: [
+                                "wehe.channel": "\(kind)", "wehe.peer": "\(AddressText.redacted(address))",
+                                "wehe.open": "\(context.limiter.current)",
+                            ])
+                        try? await child.executeThenClose { _, _ in }
+                        continue
+                    }
+                    context.metrics.connectionAccepted(kind)
+                    group.addTask {
+                        defer { context.limiter.release(address: address) }
+                        await handler(child)
+                    }
+                }
+            }
+        }
+    } catch is CancellationError {
+        context.logger.debug("listener stopped", metadata: ["wehe.channel": "\(kind)"])
+    } catch {
+        context.logger.notice("listener stopped", metadata: ["wehe.channel": "\(kind)", "wehe.error": "\(error)"])
+    }
+}
+
+/// Collects the analyzer ports reported by Hummingbird once its listeners run.
+private actor AnalyzerPorts {
+    private let expected: Int
+    private var tls: Int?
+    private var plain: Int?
+    private var waiters: [CheckedContinuation<(tls: Int?, plain: Int?), Never>] = []
+
+    init(expected: Int) { self.expected = expected }
+
+    func report(secure: Bool, port: Int) {
+        if secure { tls = port } else { plain = port }
+        if (tls == nil ? 0 : 1) + (plain == nil ? 0 : 1) >= expected {
+            for waiter in waiters { waiter.resume(returning: (tls, plain)) }
+            waiters.removeAll()
+        }
+    }
+
+    func wait() async -> (tls: Int?, plain: Int?) {
+        if (tls == nil ? 0 : 1) + (plain == nil ? 0 : 1) >= expected { return (tls, plain) }
+        return await withCheckedContinuation { waiters.append($0) }
+    }
+}
+
+/// Opens once with the listening ports (or fails with the startup error); waiters resume then.
+private final class ReadyGate: Sendable {
+    private enum State {
+        case waiting([CheckedContinuation<ReplayServer.ListeningPorts, any Error>])
+        case ready(ReplayServer.ListeningPorts)
+        case failed(any Error)
+    }
+    private let state = Mutex(State.waiting([]))
+
+    func open(_ ports: ReplayServer.ListeningPorts) { finish(.success(ports)) }
+
+    func fail(_ error: any Error) { finish(.failure(error)) }
+
+    private func finish(_ result: Result<ReplayServer.ListeningPorts, any Error>) {
+        let waiters: [CheckedContinuation<ReplayServer.ListeningPorts, any Error>] = state.withLock { state in
+            guard case .waiting(let waiters) = state else { return [] }
+            switch result {
+            case .success(let ports): state = .ready(ports)
+            case .failure(let error): state = .failed(error)
+            }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(with: result) }
+    }
+
+    func wait() async throws -> ReplayServer.ListeningPorts {
+        try await withCheckedThrowingContinuation { continuation in
+            let immediate: Result<ReplayServer.ListeningPorts, any Error>? = state.withLock { state in
+                switch state {
+                case .waiting(var waiters):
+                    waiters.append(continuation)
+                    state = .waiting(waiters)
+                    return nil
+                case .ready(let ports): return .success(ports)
+                case .failed(let error): return .failure(error)
+                }
+            }
+            if let immediate { continuation.resume(with: immediate) }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package import Foundation
+package import Logging
+package import Prometheus
+package import WeheAnalysis
+package import WeheStore
+
+/// Everything a `ReplayServer` needs: plain values with the published defaults, plus the injected result store,
+/// logger and metrics registry. Built once by `wehe-server serve` (or by a test) and handed to the server.
+package struct ReplayServerConfiguration: Sendable {
+    /// Where the replay listeners sit.
+    package enum ReplayPorts: Sendable, Hashable {
+        /// Every listener on its recorded port plus `offset` (0 in real deployments). A port pushed past 65535 wraps
+        /// into 1024…65535. The port map advertises the moved ports; the published clients follow the map.
+        case recorded(offset: Int)
+        /// Every listener on a port the operating system picks (tests). The port map advertises them.
+        case ephemeral
+    }
+
+    /// How admission decides that a client already runs a test (protocol.md section 5.3 step 4).
+    package enum AdmissionPolicy: String, Sendable, Hashable, CaseIterable {
+        /// The published rule: one running test per client address (`realIP` when it is a real other address,
+        /// else the socket peer); another user from that address is refused with `0;2;100`.
+        case perAddress = "per-address"
+        /// One running test per user id; many users may share an address (load tests from one host). Replay
+        /// connections from a shared address go to the oldest session of that address still waiting for one.
+        case perUser = "per-user"
+    }
+
+    /// PEM files of the TLS identity presented on the side channel (55556) and the HTTPS analyzer (56566).
+    package struct TLSFiles: Sendable, Hashable {
+        /// The certificate chain, leaf first.
+        package var certificateChainPath: String
+        /// The private key of the leaf.
+        package var privateKeyPath: String
+        /// Creates the pair of paths.
+        package init(certificateChainPath: String, privateKeyPath: String) {
+            self.certificateChainPath = certificateChainPath
+            self.privateKeyPath = privateKeyPath
+        }
+    }
+
+    /// Timeouts and limits that protect the server from slow, silent or hostile peers.
+    package struct Limits: Sendable, Hashable {
+        /// Open TCP connections (side channels and replay connections together); more are closed at once.
+        package var maximumConnections = 4096
+        /// Open TCP connections from one client address; more are closed at once.
+        package var maximumConnectionsPerAddress = 256
+        /// Concurrently admitted sessions; more are refused with `0;3`.
+        package var maximumSessions = 2048
+        /// Time from accept to a complete TLS handshake, ID declaration and change spec (side channel), or to the
+        /// first bytes of a replay connection.
+        package var firstMessageTimeout: Duration = .seconds(10)
+        /// Longest silence on an admitted side channel (the client is quiet while it replays: at most 45 s).
+        package var sideChannelIdleTimeout: Duration = .seconds(120)
+        /// Longest silence on a TCP replay connection (the client waits for recorded timestamps).
+        package var replayIdleTimeout: Duration = .seconds(60)
+        /// Longest life of a TCP replay connection (the client stops after 45 s).
+        package var replayMaximumDuration: Duration = .seconds(90)
+        /// How long the server streams one UDP flow at most (protocol.md 7.2: 45 s).
+        package var udpStreamDuration: Duration = .seconds(45)
+        /// Longest life of a session (the published server's watchdog: 5 minutes).
+        package var sessionMaximumDuration: Duration = .seconds(300)
+        /// Largest side-channel message before admission (ID declaration, change spec).
+        package var preAdmissionMessageBytes = 4096
+        /// Largest side-channel message after admission (throughput upload, mobile stats).
+        package var maximumMessageBytes = 1 << 20
+        /// Refuse new sessions (`0;3`) when the used share of memory exceeds this fraction.
+        package var memoryUseLimit = 0.95
+        /// Refuse new sessions (`0;3`) when the used share of the data directory's disk exceeds this fraction.
+        package var diskUseLimit = 0.95
+        /// On SIGTERM: how long running sessions may go on before they are cut.
+        package var shutdownGracePeriod: Duration = .seconds(30)
+        /// Creates the default limits.
+        package init() {}
+    }
+
+    /// Directory of replay traces (`*.pcap_client_all.json`, optional `*.wehe_server.json`).
+    package var replayDirectory: String
+    /// Directory whose disk is watched for admission (the database lives there).
+    package var dataDirectory: String?
+    /// Address every listener binds to.
+    package var bindAddress = "0.0.0.0"
+    /// Side channel with TLS (published: 55556); `nil` disables it. 0 picks a free port.
+    package var sideChannelTLSPort: Int? = 55556
+    /// Side channel without TLS (published: 55555); `nil` disables it.
+    package var sideChannelPlainPort: Int? = 55555
+    /// Analyzer over HTTPS (published: 56566); `nil` disables it.
+    package var analyzerTLSPort: Int? = 56566
+    /// Analyzer over plain HTTP (published: 56565), also serving `/metrics`; `nil` disables it.
+    package var analyzerPlainPort: Int? = 56565
+    /// Replay listener placement.
+    package var replayPorts: ReplayPorts = .recorded(offset: 0)
+    /// Extra TCP ports that answer `WHATSMYIPMAN` (and accept replays) besides the traces' ports; moved like them.
+    package var extraReplayPorts: [Int] = [80]
+    /// TLS identity; required when a TLS port is enabled.
+    package var tls: TLSFiles?
+    /// Admission rule.
+    package var admission: AdmissionPolicy = .perAddress
+    /// Samples the client is told to take (the grant's third field; the published server says 100).
+    package var sampleCount = 100
+    /// Timeouts and limits.
+    package var limits = Limits()
+    /// The name recorded with every test (host name of this server).
+    package var serverName = "wehe-server"
+    /// Per-test analysis settings.
+    package var analysis = DifferentiationConfiguration()
+    /// WeHeY server pairs answered to `getServers`: `[address1, address2, shared-network label]`.
+    package var localizationServerPairs: [[String]] = []
+    /// CA certificate that the other server of a WeHeY pair presents a certificate from (its analyzer is asked for
+    /// samples over HTTPS); `nil` asks over plain HTTP.
+    package var peerCACertificatePath: String?
+    /// Analyzer port of the other server of a WeHeY pair (HTTPS 56566 when a CA is set, else HTTP 56565).
+    package var peerAnalyzerPort = 56566
+    /// Where results go.
+    package var store: any ResultStore
+    /// Prometheus registry served at `/metrics`; `nil` disables the endpoint.
+    package var metricsRegistry: PrometheusCollectorRegistry?
+    /// The logger every part derives its own from.
+    package var logger: Logger
+    /// Wall-clock time (dates of stored records).
+    package var now: @Sendable () -> Date = { Date() }
+
+    /// Creates a configuration with the published defaults.
+    package init(replayDirectory: String, store: any ResultStore, logger: Logger) {
+        self.replayDirectory = replayDirectory
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Checks ports and limits.
+    /// - Throws: `ReplayServerError` `.invalidConfiguration` naming the offending value.
+    package func validated() throws(ReplayServerError) -> ReplayServerConfiguration {
+        let ports: [(String, Int?)] = [
+            ("side-channel TLS port", sideChannelTLSPort), ("side-channel port", sideChannelPlainPort),
+            ("analyzer TLS port", analyzerTLSPort), ("analyzer port", analyzerPlainPort),
+        ]
+        for (name, port) in ports {
+            if let port, !(0...65535).contains(port) {
+                throw ReplayServerError(.invalidConfiguration, "\(name) \(port) is outside 0…65535")
+            }
+        }
+        if case .recorded(let offset) = replayPorts, !(-65535...65535).contains(offset) {
+            throw ReplayServerError(.invalidConfiguration, "port offset \(offset) is outside -65535…65535")
+        }
+        if tls == nil, sideChannelTLSPort != nil || analyzerTLSPort != nil {
+            throw ReplayServerError(
+                .invalidConfiguration,
+                "TLS ports are enabled but no certificate and key are configured (run `wehe-server certs`)"
+            )
+        }
+        guard (1...100_000).contains(sampleCount) else {
+            throw ReplayServerError(.invalidConfiguration, "sample count \(sampleCount) is outside 1…100000")
+        }
+        guard limits.maximumConnections > 0, limits.maximumConnectionsPerAddress > 0, limits.maximumSessions > 0 else {
+            throw ReplayServerError(.invalidConfiguration, "connection and session limits must be positive")
+        }
+        for pair in localizationServerPairs where pair.count != 3 {
+            throw ReplayServerError(
+                .invalidConfiguration,
+                "a localization server pair needs two addresses and a label, got \(pair.count) values"
+            )
+        }
+        return self
+    }
+}

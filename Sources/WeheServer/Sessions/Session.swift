@@ -1,0 +1,139 @@
+package import Foundation
+package import NIOCore
+import Synchronization
+package import WeheCore
+package import WeheWire
+
+/// One admitted replay: who declared it, from where, which replay, and the side channel it can notify.
+///
+/// Shared between the side-channel task (which owns it), the registry, and the replay listeners that find it by
+/// client address. Mutable state sits behind a mutex; everything else is fixed at admission.
+package final class Session: Sendable {
+    /// Registry-unique number.
+    package let id: UInt64
+    /// The client's ID declaration.
+    package let declaration: IDDeclaration
+    /// The socket peer address of the side channel (normalised, no IPv4-mapped prefix).
+    package let peerAddress: String
+    /// The key admission used (protocol.md 5.3 step 4).
+    package let admissionKey: String
+    /// The replay being played.
+    package let replay: LoadedReplay
+    /// When the session was admitted (wall clock, stored with the test).
+    package let admittedAt: Date
+    /// When the session was admitted (for ages and the lateness record).
+    package let admittedInstant: ContinuousClock.Instant
+    /// Writes framed messages on this session's side channel.
+    package let notifier: SideChannelNotifier
+    private let state = Mutex(State())
+
+    struct State {
+        var ready = false
+        var tcpClaimed = false
+        var udpFlowsStarted: [String] = []
+        var closeReason: String?
+    }
+
+    /// Creates a session.
+    package init(
+        id: UInt64,
+        declaration: IDDeclaration,
+        peerAddress: String,
+        admissionKey: String,
+        replay: LoadedReplay,
+        admittedAt: Date,
+        notifier: SideChannelNotifier
+    ) {
+        self.id = id
+        self.declaration = declaration
+        self.peerAddress = peerAddress
+        self.admissionKey = admissionKey
+        self.replay = replay
+        self.admittedAt = admittedAt
+        self.admittedInstant = .now
+        self.notifier = notifier
+    }
+
+    /// The replay key.
+    package var key: ReplayKey { declaration.replayKey }
+
+    /// Marks the session ready for replay traffic (after the port map and sender count were sent).
+    package func markReady() { state.withLock { $0.ready = true } }
+
+    /// Claims the session's TCP replay connection; `false` if it is not ready, not TCP, or already claimed.
+    package func claimTCP() -> Bool {
+        guard replay.transport == .tcp else { return false }
+        return state.withLock { state in
+            guard state.ready, !state.tcpClaimed else { return false }
+            state.tcpClaimed = true
+            return true
+        }
+    }
+
+    /// Whether a TCP replay connection can still be claimed.
+    package var awaitsTCP: Bool {
+        replay.transport == .tcp && state.withLock { $0.ready && !$0.tcpClaimed }
+    }
+
+    /// Claims a UDP flow for a client address and port; returns the flow's index (in start order) or `nil` when
+    /// the session is not ready, not UDP, or already plays as many flows as its sender count.
+    package func claimUDPFlow(source: String) -> Int? {
+        guard replay.transport == .udp else { return nil }
+        let limit = max(1, replay.senderCount)
+        return state.withLock { state in
+            guard state.ready else { return nil }
+            if state.udpFlowsStarted.contains(source) { return nil }
+            guard state.udpFlowsStarted.count < limit else { return nil }
+            state.udpFlowsStarted.append(source)
+            return state.udpFlowsStarted.count - 1
+        }
+    }
+
+    /// Whether another UDP flow may start for this session.
+    package var awaitsUDP: Bool {
+        replay.transport == .udp && state.withLock { $0.ready && $0.udpFlowsStarted.count < max(1, replay.senderCount) }
+    }
+
+    /// Records why the session was ended from outside (replaced, shutdown); the side channel is closed.
+    package func terminate(reason: String) {
+        state.withLock { $0.closeReason = $0.closeReason ?? reason }
+        notifier.close()
+    }
+
+    /// The reason recorded by `terminate(reason:)`, if any.
+    package var terminationReason: String? { state.withLock { $0.closeReason } }
+}
+
+/// Writes frames on a side channel from any task. Each frame is one write of one buffer, so frames written
+/// concurrently (UDP `STARTED`/`DONE` notifications and the handler's replies) never interleave mid-frame.
+package struct SideChannelNotifier: Sendable {
+    private let writeFrame: @Sendable (ByteBuffer) async throws -> Void
+    private let closeChannel: @Sendable () -> Void
+
+    /// Creates a notifier from a write and a close operation.
+    package init(
+        write: @escaping @Sendable (ByteBuffer) async throws -> Void,
+        close: @escaping @Sendable () -> Void
+    ) {
+        self.writeFrame = write
+        self.closeChannel = close
+    }
+
+    /// Sends one framed text message.
+    package func send(_ body: String) async throws {
+        try await writeFrame(ByteBuffer(bytes: SideChannelFramer.frame(body)))
+    }
+
+    /// Sends one framed binary message.
+    package func send(bytes body: [UInt8]) async throws {
+        try await writeFrame(ByteBuffer(bytes: SideChannelFramer.frame(body)))
+    }
+
+    /// Sends a UDP notification, ignoring failure (the client may be gone; the replay goes on).
+    package func notify(_ notification: SideChannelMessage.Notification) async {
+        try? await send(notification.body)
+    }
+
+    /// Closes the side channel.
+    package func close() { closeChannel() }
+}

@@ -1,0 +1,138 @@
+package import Foundation
+import Logging
+package import WeheWire
+
+/// The admitted sessions, by admission key, user and client address (protocol.md 5.3 and 6.2 step 3).
+///
+/// Admission and release go through this actor; replay listeners ask it which session a new connection or
+/// datagram belongs to. It holds no I/O: closing a replaced side channel goes through the session's notifier.
+package actor SessionRegistry {
+    /// What admission decided.
+    package enum Decision: Sendable {
+        /// Admitted: the session is registered.
+        case granted(Session)
+        /// Refused with a wire code.
+        case denied(PermissionReply.DenialReason)
+    }
+
+    private let policy: ReplayServerConfiguration.AdmissionPolicy
+    private let maximumSessions: Int
+    private let holdTime: Duration
+    private var nextID: UInt64 = 1
+    private var byKey: [String: Session] = [:]
+    private var byUser: [String: Session] = [:]
+    private var byPeer: [String: [Session]] = [:]
+    private var all: [UInt64: Session] = [:]
+
+    /// Creates a registry.
+    /// - Parameters:
+    ///   - policy: the admission rule.
+    ///   - maximumSessions: sessions admitted at once; more are refused as low resources.
+    ///   - holdTime: how long a holder keeps its address against other users (the published server: 5 minutes).
+    package init(policy: ReplayServerConfiguration.AdmissionPolicy, maximumSessions: Int, holdTime: Duration) {
+        self.policy = policy
+        self.maximumSessions = maximumSessions
+        self.holdTime = holdTime
+    }
+
+    /// Number of admitted sessions.
+    package var count: Int { all.count }
+
+    /// The admission key of a declaration (protocol.md 5.3 step 4).
+    package nonisolated static func admissionKey(
+        policy: ReplayServerConfiguration.AdmissionPolicy,
+        declaration: IDDeclaration,
+        peerAddress: String
+    ) -> String {
+        switch policy {
+        case .perUser:
+            return "user:" + declaration.userID
+        case .perAddress:
+            let real = AddressText.normalized(declaration.realIP)
+            if real != peerAddress, real != "127.0.0.1", AddressText.isIPAddress(real) { return "ip:" + real }
+            return "ip:" + peerAddress
+        }
+    }
+
+    /// Runs the admission checks in the published order and registers the session when granted.
+    /// - Parameters:
+    ///   - declaration: the client's ID declaration.
+    ///   - peerAddress: the side channel's peer address, normalised.
+    ///   - replay: the requested replay, `nil` when unknown.
+    ///   - resourcesAvailable: the result of the memory and disk check.
+    ///   - notifier: the side channel's writer.
+    ///   - now: wall-clock time of admission.
+    package func admit(
+        declaration: IDDeclaration,
+        peerAddress: String,
+        replay: LoadedReplay?,
+        resourcesAvailable: Bool,
+        notifier: SideChannelNotifier,
+        now: Date
+    ) -> Decision {
+        // 1. An earlier side channel of the same user is ended.
+        if let earlier = byUser[declaration.userID] {
+            earlier.terminate(reason: "replaced by a newer side channel of the same user")
+            remove(earlier)
+        }
+        // 2. Unknown replay.
+        guard let replay else { return .denied(.unknownReplay) }
+        // 3. Resources.
+        guard resourcesAvailable, all.count < maximumSessions else { return .denied(.lowResources) }
+        // 4. One test per key.
+        let key = Self.admissionKey(policy: policy, declaration: declaration, peerAddress: peerAddress)
+        if let holder = byKey[key] {
+            if holder.admittedInstant.duration(to: .now) < holdTime {
+                return .denied(.addressBusy)
+            }
+            holder.terminate(reason: "address slot expired after \(holdTime)")
+            remove(holder)
+        }
+        let session = Session(
+            id: nextID,
+            declaration: declaration,
+            peerAddress: peerAddress,
+            admissionKey: key,
+            replay: replay,
+            admittedAt: now,
+            notifier: notifier
+        )
+        nextID += 1
+        byKey[key] = session
+        byUser[declaration.userID] = session
+        byPeer[peerAddress, default: []].append(session)
+        all[session.id] = session
+        return .granted(session)
+    }
+
+    /// Removes a session (its side channel ended). Safe to call twice.
+    package func remove(_ session: Session) {
+        guard all.removeValue(forKey: session.id) != nil else { return }
+        if byKey[session.admissionKey]?.id == session.id { byKey[session.admissionKey] = nil }
+        if byUser[session.declaration.userID]?.id == session.id { byUser[session.declaration.userID] = nil }
+        byPeer[session.peerAddress]?.removeAll { $0.id == session.id }
+        if byPeer[session.peerAddress]?.isEmpty == true { byPeer[session.peerAddress] = nil }
+    }
+
+    /// The session a new TCP replay connection from `peerAddress` belongs to: the oldest session of that address
+    /// still waiting for its replay connection. The connection is claimed.
+    package func claimTCP(peerAddress: String) -> Session? {
+        byPeer[peerAddress]?.first { $0.claimTCP() }
+    }
+
+    /// The session a UDP datagram from a new source belongs to, with the index of the flow it starts.
+    package func claimUDP(peerAddress: String, source: String) -> (Session, Int)? {
+        for session in byPeer[peerAddress] ?? [] {
+            if let index = session.claimUDPFlow(source: source) { return (session, index) }
+        }
+        return nil
+    }
+
+    /// Whether any session is registered for an address (to tell "unknown client" from "already claimed").
+    package func hasSession(peerAddress: String) -> Bool { byPeer[peerAddress] != nil }
+
+    /// Ends every session with a reason (shutdown after the grace period).
+    package func terminateAll(reason: String) {
+        for session in all.values { session.terminate(reason: reason) }
+    }
+}

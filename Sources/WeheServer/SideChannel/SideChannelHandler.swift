@@ -1,0 +1,298 @@
+import Foundation
+import Logging
+import NIOCore
+import WeheCore
+import WeheStore
+import WeheWire
+
+/// Serves one side-channel connection (protocol.md 5.2): ID declaration, change spec, admission, iperf and mobile
+/// stats messages, port map, sender count, then the client's `DONE`, throughput upload, `OK`, `Result;No`, `OK`.
+struct SideChannelHandler {
+    let context: ServerContext
+    let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    let secure: Bool
+
+    private var limits: ReplayServerConfiguration.Limits { context.configuration.limits }
+
+    /// Runs the exchange; never throws (errors are logged and recorded, the connection closed).
+    func run() async {
+        let peer = AddressText.normalized(channel.channel.remoteAddress?.ipAddress ?? "unknown")
+        var logger = context.logger
+        logger[metadataKey: "wehe.peer"] = "\(AddressText.redacted(peer))"
+        logger[metadataKey: "wehe.channel"] = "\(secure ? "side-tls" : "side")"
+        let nioChannel = channel.channel
+        // Handshake, declaration and change spec must all arrive within the first-message timeout.
+        let firstDeadline = nioChannel.eventLoop.scheduleTask(in: .init(limits.firstMessageTimeout)) {
+            nioChannel.close(promise: nil)
+        }
+        var session: Session?
+        var declaration: IDDeclaration?
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                let notifier = SideChannelNotifier(
+                    write: { try await outbound.write($0) },
+                    close: { nioChannel.close(promise: nil) }
+                )
+                var reader = FrameReader(
+                    inbound, limit: limits.preAdmissionMessageBytes, hardLimit: limits.maximumMessageBytes)
+                let parsed: IDDeclaration
+                do {
+                    parsed = try IDDeclaration(parsing: try await reader.next())
+                } catch let error as WeheWireError {
+                    throw ReplayServerError(
+                        .protocolViolation, "bad ID declaration: \(error.message)", underlying: error)
+                }
+                declaration = parsed
+                logger[metadataKey: "wehe.test"] = "\(parsed.replayKey)"
+                logger[metadataKey: "wehe.replay.name"] = "\(parsed.replayName)"
+                try Self.checkChangeSpec(try await reader.next())
+                firstDeadline.cancel()
+                session = try await admit(parsed, peer: peer, notifier: notifier, logger: logger)
+                guard let session else { return }
+                let watchdog = nioChannel.eventLoop.scheduleTask(in: .init(limits.sessionMaximumDuration)) {
+                    session.terminate(reason: "session exceeded \(limits.sessionMaximumDuration)")
+                }
+                defer { watchdog.cancel() }
+                reader.limit = limits.maximumMessageBytes
+                try await exchange(session: session, reader: &reader, notifier: notifier, logger: logger)
+            }
+        } catch {
+            firstDeadline.cancel()
+            await failed(error, session: session, declaration: declaration, peer: peer, logger: logger)
+        }
+        if let session {
+            await context.registry.remove(session)
+            context.metrics.activeSessions(await context.registry.count)
+        }
+    }
+
+    /// The change spec must be a JSON array of three values; anything but the no-change spec is recorded and
+    /// ignored (the server does not alter response packets).
+    static func checkChangeSpec(_ body: [UInt8]) throws {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(body)
+        } catch {
+            throw ReplayServerError(.protocolViolation, "change spec is not JSON: \(error.message)", underlying: error)
+        }
+        guard case .array(let items) = value, items.count == 3 else {
+            throw ReplayServerError(.protocolViolation, "change spec must be a JSON array of three values")
+        }
+    }
+
+    private func admit(
+        _ declaration: IDDeclaration,
+        peer: String,
+        notifier: SideChannelNotifier,
+        logger: Logger
+    ) async throws -> Session? {
+        let shortage = context.isDraining ? "server shutting down" : context.resources.shortage()
+        let decision = await context.registry.admit(
+            declaration: declaration,
+            peerAddress: peer,
+            replay: context.catalogue.replay(named: declaration.replayName),
+            resourcesAvailable: shortage == nil,
+            notifier: notifier,
+            now: context.configuration.now()
+        )
+        let sampleCount = context.configuration.sampleCount
+        let wireDeclaration = WeheWireDeclaration(
+            userID: declaration.userID, historyCount: declaration.historyCount, testID: declaration.testID,
+            replayName: declaration.replayName)
+        switch decision {
+        case .granted(let session):
+            try await notifier.send(PermissionReply.granted(clientIP: peer, sampleCount: sampleCount).body)
+            context.metrics.admission("granted")
+            context.metrics.activeSessions(await context.registry.count)
+            logger.info("replay admitted", metadata: ["wehe.session": "\(session.id)"])
+            await context.events.record(
+                .admissionGranted, declaration: wireDeclaration, clientAddress: peer,
+                detail: "granted on \(secure ? "TLS" : "plain") side channel")
+            return session
+        case .denied(let reason):
+            let reply = PermissionReply.denied(reason, sampleCount: reason == .addressBusy ? sampleCount : nil)
+            try? await notifier.send(reply.body)
+            context.metrics.admission("denied-\(reason.rawValue)")
+            var detail = "0;\(reason.rawValue): \(reason.explanation)"
+            if reason == .lowResources, let shortage { detail += " (\(shortage))" }
+            logger.notice("replay refused", metadata: ["wehe.reply": "\(reply.body)", "wehe.reason": "\(detail)"])
+            await context.events.record(
+                .admissionDenied, declaration: wireDeclaration, clientAddress: peer, detail: detail)
+            return nil
+        }
+    }
+
+    private func exchange(
+        session: Session,
+        reader: inout FrameReader,
+        notifier: SideChannelNotifier,
+        logger: Logger
+    ) async throws {
+        // #4: iperf.
+        let iperf = try await reader.nextText()
+        if iperf == SideChannelMessage.willSendIperf {
+            _ = try await reader.next()
+        } else if iperf != SideChannelMessage.noIperf {
+            throw ReplayServerError(.protocolViolation, "expected NoIperf, got '\(iperf.prefix(40))'")
+        }
+        // #5: mobile stats.
+        var stats: MobileStats?
+        let mobile = try await reader.nextText()
+        if mobile == SideChannelMessage.willSendMobileStats {
+            let body = try await reader.next()
+            stats = try? MobileStats(parsing: body)
+            if stats == nil { logger.notice("mobile stats unreadable, ignored") }
+        } else if mobile != SideChannelMessage.noMobileStats {
+            throw ReplayServerError(.protocolViolation, "expected NoMobileStats, got '\(mobile.prefix(40))'")
+        }
+        // #6, #7: port map and sender count; from now on replay traffic from this address is recognised.
+        try await notifier.send(context.portMapBody)
+        try await notifier.send(String(session.replay.senderCount))
+        session.markReady()
+        // #8: DONE;<seconds> (or the Python client's ipFlip / timeout).
+        let done = try await reader.next()
+        guard let clientDuration = SideChannelMessage.parseClientDone(done) else {
+            let text = String(decoding: done.prefix(40), as: UTF8.self)
+            if text == "ipFlip" || text == "timeout" {
+                throw ReplayServerError(.protocolViolation, "client reported '\(text)' instead of DONE")
+            }
+            throw ReplayServerError(.protocolViolation, "expected DONE;<seconds>, got '\(text)'")
+        }
+        // #9: throughput samples (a legacy NoJitter message may come first).
+        var body = try await reader.next()
+        if String(decoding: body.prefix(64), as: UTF8.self).contains("NoJitter") {
+            body = try await reader.next()
+        }
+        let samples: ThroughputSeries
+        do {
+            samples = try ThroughputUpload.parse(body).droppingLastSample()
+        } catch {
+            throw ReplayServerError(.protocolViolation, "bad throughput upload: \(error.message)", underlying: error)
+        }
+        // Persist before the OK.
+        try await persist(session: session, samples: samples, clientDuration: clientDuration, stats: stats)
+        try? await notifier.send(SideChannelMessage.ok)
+        logger.info(
+            "replay completed",
+            metadata: ["wehe.samples": "\(samples.count)", "wehe.client.duration": "\(clientDuration)"]
+        )
+        // #11, #12: Result;No → OK. The Java client usually closes right after the first OK.
+        do {
+            let result = try await reader.nextText()
+            if result == SideChannelMessage.resultYes {
+                try? await notifier.send(bytes: [])
+            } else if result != SideChannelMessage.resultNo {
+                logger.notice(
+                    "unexpected message after the samples", metadata: ["wehe.message": "\(result.prefix(40))"])
+            }
+            try? await notifier.send(SideChannelMessage.ok)
+        } catch let error as ReplayServerError where error.code == .connectionClosed {
+            // The client closed after the first OK, as the Java client does.
+        }
+        // Analyse eagerly once the compared replay is in; the answer is then ready for `singleResult`.
+        if session.declaration.testID != 0 {
+            do {
+                _ = try await context.analysis.result(
+                    for: session.key.test, comparedTestID: session.declaration.testID)
+            } catch {
+                logger.warning("eager analysis failed", metadata: ["wehe.error": "\(error)"])
+            }
+        } else if let test = try? await context.configuration.store.test(session.key.test), test.replay(1) != nil {
+            _ = try? await context.analysis.result(for: session.key.test, comparedTestID: 1)
+        }
+    }
+
+    private func persist(
+        session: Session,
+        samples: ThroughputSeries,
+        clientDuration: Double,
+        stats: MobileStats?
+    ) async throws {
+        let declaration = session.declaration
+        let store = context.configuration.store
+        let now = context.configuration.now()
+        var originalName = declaration.replayName
+        if declaration.testID != 0 {
+            if let existing = try? await store.test(session.key.test) {
+                originalName = existing.metadata.replayName
+            } else {
+                originalName = originalName.replacingOccurrences(of: "Random", with: "")
+            }
+        }
+        var provider: String?
+        if let carrier = stats?.carrierName {
+            provider = carrier + (stats?.networkType?.uppercased() == "WIFI" ? " (WiFi)" : " (cellular)")
+        }
+        let metadata = TestMetadata(
+            replayName: originalName,
+            startedAt: session.admittedAt,
+            provider: provider,
+            networkType: stats?.networkType,
+            clientVersion: declaration.clientVersion,
+            clientAddress: session.peerAddress,
+            serverName: context.configuration.serverName,
+            extraString: declaration.extraString
+        )
+        let record = ReplayRecord(
+            key: session.key,
+            replayName: declaration.replayName,
+            samples: samples,
+            receivedAt: now,
+            clientDurationSeconds: clientDuration
+        )
+        do {
+            try await store.save(replay: record, metadata: metadata)
+        } catch {
+            throw ReplayServerError(.storage, "samples of \(session.key) not stored", underlying: error)
+        }
+        context.metrics.replayCompleted()
+        await context.events.record(
+            .replayCompleted,
+            declaration: WeheWireDeclaration(
+                userID: declaration.userID, historyCount: declaration.historyCount, testID: declaration.testID,
+                replayName: declaration.replayName),
+            clientAddress: session.peerAddress,
+            detail: "\(samples.count) samples stored, client duration \(clientDuration) s"
+        )
+    }
+
+    private func failed(
+        _ error: any Error,
+        session: Session?,
+        declaration: IDDeclaration?,
+        peer: String,
+        logger: Logger
+    ) async {
+        let reason: String
+        let code: String
+        if let terminated = session?.terminationReason {
+            reason = terminated
+            code = "terminated"
+        } else if let error = error as? ReplayServerError {
+            reason = error.message
+            code = error.code.description
+        } else if error is CancellationError {
+            reason = "server shutting down"
+            code = "shutdown"
+        } else if declaration == nil {
+            reason = "connection failed before the ID declaration: \(error)"
+            code = "handshake"
+        } else {
+            reason = "connection error: \(error)"
+            code = "io"
+        }
+        context.metrics.connectionFailed("side", reason: code)
+        logger.notice("side channel closed", metadata: ["wehe.reason": "\(reason)", "wehe.code": "\(code)"])
+        // Only identified sessions go to the session log; anonymous garbage is logged above and dropped.
+        if let declaration {
+            await context.events.record(
+                .error,
+                declaration: WeheWireDeclaration(
+                    userID: declaration.userID, historyCount: declaration.historyCount, testID: declaration.testID,
+                    replayName: declaration.replayName),
+                clientAddress: peer,
+                detail: "\(code): \(reason)"
+            )
+        }
+    }
+}

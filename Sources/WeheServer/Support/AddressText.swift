@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Spelling of client addresses: the form used as registry keys, in grants and in `WHATSMYIPMAN` answers.
+package enum AddressText {
+    /// `::ffff:1.2.3.4` → `1.2.3.4`; other addresses unchanged (lowercased).
+    package static func normalized(_ address: String) -> String {
+        let lower = address.lowercased()
+        if lower.hasPrefix("::ffff:"), isIPv4(String(lower.dropFirst(7))) { return String(lower.dropFirst(7)) }
+        return lower
+    }
+
+    /// Whether the text is an IPv4 or IPv6 literal.
+    package static func isIPAddress(_ text: String) -> Bool { isIPv4(text) || isIPv6(text) }
+
+    /// Whether the text is a dotted-quad IPv4 literal.
+    package static func isIPv4(_ text: String) -> Bool {
+        var address = in_addr()
+        return text.withCString { inet_pton(AF_INET, $0, &address) } == 1
+    }
+
+    /// Whether the text is an IPv6 literal.
+    package static func isIPv6(_ text: String) -> Bool {
+        var address = in6_addr()
+        return text.withCString { inet_pton(AF_INET6, $0, &address) } == 1
+    }
+
+    /// Whether the address is an IPv4 or IPv6 loopback address.
+    package static func isLoopback(_ text: String) -> Bool {
+        text.hasPrefix("127.") || text == "::1"
+    }
+
+    /// An address safe for logs: the last IPv4 octet or the IPv6 interface part hidden (ARCHITECTURE.md 6).
+    package static func redacted(_ text: String) -> String {
+        if isIPv4(text), let dot = text.lastIndex(of: ".") { return text[..<dot] + ".x" }
+        if isIPv6(text) { return text.split(separator: ":").prefix(3).joined(separator: ":") + "::x" }
+        return "?"
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import NIOCore
+import Synchronization
+import WeheStore
+
+/// What every connection handler shares: configuration, replays, the session registry, the store, limits.
+/// Built once the listeners are bound (the port map names the bound ports).
+final class ServerContext: Sendable {
+    let configuration: ReplayServerConfiguration
+    let catalogue: ReplayCatalogue
+    let portMapBody: String
+    let registry: SessionRegistry
+    let limiter: ConnectionLimiter
+    let metrics = ServerMetrics()
+    let resources: ResourceMonitor
+    let analysis: AnalysisRunner
+    let events: EventRecorder
+    /// Fetches samples from the other server of a WeHeY pair; `nil` when no pair is configured.
+    let peerMeasurements: PeerMeasurements?
+    let logger: Logger
+    /// 64 KiB of zeros: the filler sent when a trace has no recorded response content (slices share storage).
+    let filler: ByteBuffer
+    private let draining = Atomic<Bool>(false)
+
+    init(configuration: ReplayServerConfiguration, catalogue: ReplayCatalogue, portMapBody: String) {
+        self.configuration = configuration
+        self.catalogue = catalogue
+        self.portMapBody = portMapBody
+        self.registry = SessionRegistry(
+            policy: configuration.admission,
+            maximumSessions: configuration.limits.maximumSessions,
+            holdTime: configuration.limits.sessionMaximumDuration
+        )
+        self.limiter = ConnectionLimiter(
+            maximum: configuration.limits.maximumConnections,
+            maximumPerAddress: configuration.limits.maximumConnectionsPerAddress
+        )
+        self.resources = ResourceMonitor(
+            memoryUseLimit: configuration.limits.memoryUseLimit,
+            diskUseLimit: configuration.limits.diskUseLimit,
+            dataDirectory: configuration.dataDirectory
+        )
+        self.logger = configuration.logger
+        self.events = EventRecorder(
+            store: configuration.store,
+            serverName: configuration.serverName,
+            now: configuration.now,
+            logger: configuration.logger
+        )
+        self.analysis = AnalysisRunner(
+            store: configuration.store,
+            configuration: configuration.analysis,
+            now: configuration.now,
+            logger: configuration.logger
+        )
+        self.filler = ByteBuffer(repeating: 0, count: 64 * 1024)
+        if configuration.localizationServerPairs.isEmpty {
+            self.peerMeasurements = nil
+        } else {
+            self.peerMeasurements = PeerMeasurements(
+                caCertificatePath: configuration.peerCACertificatePath,
+                port: configuration.peerAnalyzerPort,
+                timeout: .seconds(8)
+            )
+        }
+    }
+
+    /// Whether the server is shutting down (no new sessions).
+    var isDraining: Bool { draining.load(ordering: .relaxed) }
+
+    /// Starts draining.
+    func beginDraining() { draining.store(true, ordering: .relaxed) }
+}

@@ -1,0 +1,288 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+import WeheServer
+import WeheStore
+
+#if canImport(Glibc)
+    import Glibc
+    private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+#elseif canImport(Darwin)
+    import Darwin
+    private let RLIMIT_NOFILE_VALUE = RLIMIT_NOFILE
+#endif
+
+/// `wehe-server serve`: runs the replay server until SIGTERM / SIGINT.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve replays, the side channel and the analyzer API.",
+        discussion: """
+            Defaults are the published ports: side channel 55556 (TLS) and 55555, analyzer 56566 (HTTPS) and \
+            56565 (HTTP, also /metrics), replay listeners on the traces' recorded ports (80, 443, ...). Ports below \
+            1024 need privileges; --port-offset N moves every replay listener by N and the port map advertises the \
+            moved ports (the published clients follow it). Without --tls-cert/--tls-key a CA and server \
+            certificate are created once in <data>/certs. SIGTERM lets running tests finish for the grace period.
+            """
+    )
+
+    @Option(name: .long, help: "Replay directory (default: $WEHE_REPLAYS, ./replays, ../shared/replays).")
+    var replays: String?
+
+    @Option(name: .long, help: "Data directory: database, certificates.")
+    var data: String = "wehe-data"
+
+    @Option(name: .long, help: "Address to bind every listener to (default: 0.0.0.0).")
+    var bind: String?
+
+    @Option(name: .long, help: "JSON configuration file (keys as the long option names, in camelCase).")
+    var config: String?
+
+    @Option(name: .long, help: "Move every replay listener by this many ports.")
+    var portOffset: Int?
+
+    @Option(name: .long, help: "TLS side-channel port (0 = any free port, off = none).")
+    var sideChannelPort: PortSetting?
+
+    @Option(name: .long, help: "Plain side-channel port (off = none).")
+    var sideChannelPlainPort: PortSetting?
+
+    @Option(name: .long, help: "HTTPS analyzer port (off = none).")
+    var analyzerPort: PortSetting?
+
+    @Option(name: .long, help: "HTTP analyzer and /metrics port (off = none).")
+    var analyzerPlainPort: PortSetting?
+
+    @Option(name: .long, help: "Server certificate chain (PEM).")
+    var tlsCert: String?
+
+    @Option(name: .long, help: "Server private key (PEM).")
+    var tlsKey: String?
+
+    @Option(name: .long, help: "Admission rule: per-address (published) or per-user.")
+    var admission: String?
+
+    @Option(name: .long, help: "Result store: sqlite (default), postgres, memory.")
+    var store: String?
+
+    @Option(name: .long, help: "PostgreSQL URL for --store postgres (postgres://user:password@host:port/db).")
+    var postgresURL: String?
+
+    @Option(name: .long, help: "Largest number of open TCP connections.")
+    var maxConnections: Int?
+
+    @Option(name: .long, help: "Largest number of open TCP connections from one client address.")
+    var maxConnectionsPerAddress: Int?
+
+    @Option(name: .long, help: "Largest number of concurrently admitted sessions.")
+    var maxSessions: Int?
+
+    @Option(name: .long, help: "Seconds running tests may go on after SIGTERM.")
+    var gracePeriod: Int?
+
+    @Option(name: .long, help: "Name recorded with every test.")
+    var serverName: String?
+
+    @Option(name: .long, help: "WeHeY server pair for getServers: 'address1,address2,label' (repeatable).")
+    var localizationPair: [String] = []
+
+    @Option(name: .long, help: "CA the other server of a WeHeY pair chains to (default: <data>/certs/ca.crt).")
+    var peerCA: String?
+
+    @Option(name: .long, help: "Analyzer port of the other server of a WeHeY pair (HTTPS).")
+    var peerAnalyzerPort: Int?
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error.")
+    var logLevel: String?
+
+    @Option(name: .long, help: "Log format: text or json (one JSON object per line).")
+    var logFormat: String?
+
+    func run() async throws {
+        Self.raiseOpenFileLimit()
+        let file = try FileSettings.load(config)
+        let level = Logger.Level(rawValue: logLevel ?? file.logLevel ?? "info") ?? .info
+        let json = (logFormat ?? file.logFormat ?? "text") == "json"
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler =
+                json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let registry = PrometheusCollectorRegistry()
+        var metricsFactory = PrometheusMetricsFactory(registry: registry)
+        let latenessBuckets = [-1, -0.1, -0.01, -0.001, 0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1, 5]
+        metricsFactory.valueHistogramBuckets["wehe_request_arrival_lateness_seconds"] = latenessBuckets
+        metricsFactory.valueHistogramBuckets["wehe_response_send_delay_seconds"] = latenessBuckets
+        MetricsSystem.bootstrap(metricsFactory)
+        let logger = Logger(label: "wehe-server")
+
+        let dataDirectory = data
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        guard let replayDirectory = replays ?? file.replays ?? Self.defaultReplayDirectory() else {
+            Self.printError("wehe-server: no replay directory (give --replays <dir> or set WEHE_REPLAYS)")
+            throw ExitCode(1)
+        }
+        let resultStore = try await StoreFactory.open(
+            kind: store ?? file.store ?? "sqlite", dataDirectory: dataDirectory,
+            postgresURL: postgresURL ?? file.postgresURL, logger: logger)
+
+        var configuration = ReplayServerConfiguration(
+            replayDirectory: replayDirectory, store: resultStore, logger: logger)
+        configuration.dataDirectory = dataDirectory
+        configuration.bindAddress = bind ?? file.bind ?? "0.0.0.0"
+        configuration.replayPorts = .recorded(offset: portOffset ?? file.portOffset ?? 0)
+        configuration.sideChannelTLSPort = Self.port(sideChannelPort, file.sideChannelPort, default: 55556)
+        configuration.sideChannelPlainPort = Self.port(sideChannelPlainPort, file.sideChannelPlainPort, default: 55555)
+        configuration.analyzerTLSPort = Self.port(analyzerPort, file.analyzerPort, default: 56566)
+        configuration.analyzerPlainPort = Self.port(analyzerPlainPort, file.analyzerPlainPort, default: 56565)
+        if let name = admission ?? file.admission {
+            guard let policy = ReplayServerConfiguration.AdmissionPolicy(rawValue: name) else {
+                throw ValidationError("--admission must be per-address or per-user")
+            }
+            configuration.admission = policy
+        }
+        if let value = maxConnections ?? file.maxConnections { configuration.limits.maximumConnections = value }
+        if let value = maxConnectionsPerAddress ?? file.maxConnectionsPerAddress {
+            configuration.limits.maximumConnectionsPerAddress = value
+        }
+        if let value = maxSessions ?? file.maxSessions { configuration.limits.maximumSessions = value }
+        if let value = gracePeriod ?? file.gracePeriod { configuration.limits.shutdownGracePeriod = .seconds(value) }
+        configuration.serverName = serverName ?? file.serverName ?? ProcessInfo.processInfo.hostName
+        configuration.localizationServerPairs = (localizationPair + (file.localizationPair ?? [])).map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
+        }
+        configuration.metricsRegistry = registry
+        let ownCA = (dataDirectory as NSString).appendingPathComponent("certs/ca.crt")
+        configuration.peerCACertificatePath =
+            peerCA ?? file.peerCA ?? (FileManager.default.fileExists(atPath: ownCA) ? ownCA : nil)
+        configuration.peerAnalyzerPort = peerAnalyzerPort ?? file.peerAnalyzerPort ?? 56566
+
+        if configuration.sideChannelTLSPort != nil || configuration.analyzerTLSPort != nil {
+            let cert = tlsCert ?? file.tlsCert
+            let key = tlsKey ?? file.tlsKey
+            if let cert, let key {
+                configuration.tls = .init(certificateChainPath: cert, privateKeyPath: key)
+            } else {
+                let directory = (dataDirectory as NSString).appendingPathComponent("certs")
+                let serverCertificate = (directory as NSString).appendingPathComponent("server.crt")
+                let serverKey = (directory as NSString).appendingPathComponent("server.key")
+                if !FileManager.default.fileExists(atPath: serverCertificate) {
+                    let output = try CertificateFactory.issue(
+                        into: directory, hostNames: ["localhost", "127.0.0.1", "::1", configuration.serverName])
+                    logger.notice(
+                        "created a CA and server certificate; clients must trust the CA",
+                        metadata: ["wehe.ca": "\(output.caCertificate)"])
+                }
+                configuration.tls = .init(certificateChainPath: serverCertificate, privateKeyPath: serverKey)
+            }
+        }
+
+        let server: ReplayServer
+        do {
+            server = try ReplayServer(configuration: configuration)
+        } catch {
+            Self.printError("wehe-server: \(error)")
+            throw ExitCode(2)
+        }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: server)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("server stopped with an error", metadata: ["wehe.error": "\(error)"])
+            await resultStore.close()
+            Self.printError("wehe-server: \(error)")
+            throw ExitCode(1)
+        }
+        await resultStore.close()
+    }
+
+    /// Every connection is a file descriptor: lift the soft limit to the hard one (the connection cap is the
+    /// server's own bound).
+    static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(RLIMIT_NOFILE_VALUE, &limit)
+    }
+
+    /// The option wins over the file (where -1 means off); neither gives the default.
+    static func port(_ option: PortSetting?, _ file: Int?, default defaultPort: Int) -> Int? {
+        if let option { return option.port }
+        guard let file else { return defaultPort }
+        return file < 0 ? nil : file
+    }
+
+    static func defaultReplayDirectory() -> String? {
+        let candidates = [ProcessInfo.processInfo.environment["WEHE_REPLAYS"], "replays", "../shared/replays"]
+        return candidates.compactMap { $0 }.first { path in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+        }
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// A port option: a number, or `off`.
+struct PortSetting: ExpressibleByArgument {
+    /// The port; `nil` for off.
+    var port: Int?
+
+    init?(argument: String) {
+        if argument == "off" || argument == "-1" {
+            port = nil
+        } else if let value = Int(argument), (0...65535).contains(value) {
+            port = value
+        } else {
+            return nil
+        }
+    }
+}
+
+/// The `--config` file: every key optional, named like the long options in camelCase.
+struct FileSettings: Decodable {
+    var replays: String?
+    var bind: String?
+    var portOffset: Int?
+    var sideChannelPort: Int?
+    var sideChannelPlainPort: Int?
+    var analyzerPort: Int?
+    var analyzerPlainPort: Int?
+    var tlsCert: String?
+    var tlsKey: String?
+    var admission: String?
+    var store: String?
+    var postgresURL: String?
+    var maxConnections: Int?
+    var maxConnectionsPerAddress: Int?
+    var maxSessions: Int?
+    var gracePeriod: Int?
+    var serverName: String?
+    var localizationPair: [String]?
+    var peerCA: String?
+    var peerAnalyzerPort: Int?
+    var logLevel: String?
+    var logFormat: String?
+
+    static func load(_ path: String?) throws -> FileSettings {
+        guard let path else { return FileSettings() }
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            return try JSONDecoder().decode(FileSettings.self, from: data)
+        } catch {
+            throw ValidationError("cannot read configuration file \(path): \(error)")
+        }
+    }
+}

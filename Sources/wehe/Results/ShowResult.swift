@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import WeheCore
+import WeheStore
+
+/// `wehe results show <id>`.
+struct ShowResult: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one test in full.")
+
+    @Argument(help: "The test id from `wehe results`.") var id: Int
+    @Option(name: .customLong("data-dir"), help: "Where settings and the result history live.")
+    var dataDirectory: String?
+    @Option(name: .customLong("lang"), help: "Language of messages: en or fr.")
+    var language: String?
+
+    func run() async throws {
+        do {
+            let directory = DataDirectory.resolve(dataDirectory)
+            let settings = try directory.loadSettings()
+            let strings = Strings.select(language ?? settings.language)
+            let found = try await History.with(directory) { store in
+                try await store.test(TestKey(userID: settings.userID, historyCount: id))
+            }
+            guard let record = found else {
+                throw CLIError(code: .missingInput, "no result with id \(id)")
+            }
+            print("\(record.metadata.replayName)  #\(id)  \(ResultsCommand.date(record.metadata.startedAt))")
+            if let summary = record.mainAnalysis?.summary {
+                var verdict = strings.verdict(summary.verdict.rawValue)
+                if let direction = summary.direction { verdict += " (\(strings.direction(direction.rawValue)))" }
+                print("  verdict: \(verdict)")
+                print("  original mean: \(Terminal.format(summary.originalMeanMbps, decimals: 3)) Mbit/s")
+                print("  control mean:  \(Terminal.format(summary.controlMeanMbps, decimals: 3)) Mbit/s")
+                print("  area_test: \(summary.areaTest)  ks2pVal: \(summary.ksPValue)  ks2dVal: \(summary.ksStatistic)")
+                print("  ks2_ratio_test: \(summary.ks2RatioTest)")
+                print(
+                    "  thresholds: area \(summary.thresholds.area), p \(summary.thresholds.ksPValue) (\(summary.thresholds.ruleSet))"
+                )
+                if let note = summary.note { print("  note: \(note)") }
+            }
+            for replay in record.replays {
+                let label = replay.key.testID == 0 ? strings.original : strings.control
+                let mean = replay.samples.meanMbps.map { Terminal.format($0, decimals: 2) } ?? "-"
+                print("  \(label) \(replay.replayName): \(replay.samples.count) samples, mean \(mean) Mbit/s")
+                print("    " + Sparkline.render(replay.samples.mbps, width: 60))
+            }
+        } catch let error as CLIError {
+            throw error.exit()
+        } catch let error as WeheStoreError {
+            throw CLIError(code: .storeFailed, error.description).exit()
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Synchronization
+import WeheClient
+import WeheCore
+import WeheReplay
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Shows test progress: on a terminal, one live bar per replay (bytes, elapsed, current throughput) redrawn in
+/// place; otherwise plain lines (start, about one progress line per second, end of each replay). Writes to stderr
+/// when `--json` keeps stdout for the results, else to stdout.
+final class ProgressRenderer: Sendable {
+    private let strings: Strings
+    private let live: Bool
+    private let descriptor: Int32
+    private let state = Mutex(State())
+
+    /// Progress of the replay in flight: recent (elapsed seconds, bytes) points and the time of the last plain line.
+    private struct State {
+        var points: [(seconds: Double, bytes: Int)] = []
+        var lastPlainLine = 0.0
+
+        /// Records a point and returns the throughput over about the last second, Mbit/s.
+        mutating func rate(seconds: Double, bytes: Int) -> Double {
+            points.append((seconds, bytes))
+            while points.count > 2, points[1].seconds <= seconds - ProgressRenderer.rateWindow { points.removeFirst() }
+            guard let first = points.first, seconds > first.seconds else { return 0 }
+            return Double(bytes - first.bytes) * 8 / 1e6 / (seconds - first.seconds)
+        }
+    }
+
+    /// The current throughput is measured over this many seconds.
+    static let rateWindow = 1.0
+
+    init(strings: Strings, json: Bool) {
+        self.strings = strings
+        descriptor = json ? STDERR_FILENO : STDOUT_FILENO
+        live = isatty(descriptor) == 1
+    }
+
+    func handle(_ event: ReplayClientEvent) {
+        switch event {
+        case .testStarted(let test, let historyCount, let isConfirmation):
+            emit("\(test) #\(historyCount)" + (isConfirmation ? " (\(strings.confirming))" : ""))
+        case .replayStarted(_, let role, let name, let position):
+            state.withLock { $0 = State() }
+            emit("  " + strings.replayLine(position, role == .original ? strings.original : strings.control, name))
+        case .replayProgress(_, _, let progress):
+            render(progress)
+        case .replayFinished(_, _, let outcome):
+            let line =
+                "    " + strings.replayDone(Terminal.bytes(outcome.bytesReceived), outcome.duration.inSeconds)
+            if live { overwrite(line + "\n") } else { emit(line) }
+        case .portBlocked(_, let port):
+            emit("  \(strings.blockedPort): \(port)")
+        case .analysisRequested:
+            emit("  \(strings.analysing)…")
+        case .confirmationScheduled(_, let verdict):
+            emit("  \(strings.verdict(verdict.rawValue)): \(strings.confirming)")
+        case .testFinished:
+            break
+        }
+    }
+
+    private func render(_ progress: ReplayProgress) {
+        let seconds = progress.elapsed.inSeconds
+        let (mbps, due) = state.withLock { state -> (Double, Bool) in
+            let mbps = state.rate(seconds: seconds, bytes: progress.bytesReceived)
+            guard seconds - state.lastPlainLine >= 1 else { return (mbps, false) }
+            state.lastPlainLine = seconds
+            return (mbps, true)
+        }
+        let text =
+            "\(Terminal.bytes(progress.bytesReceived)), \(Terminal.format(seconds, decimals: 1)) s, "
+            + "\(Terminal.format(mbps, decimals: 1)) Mbit/s"
+        if live {
+            let width = 24
+            let filled = Int((progress.fractionDone * Double(width)).rounded())
+            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+            overwrite("    [\(bar)] \(text)")
+        } else if due {
+            emit("    \(text)")
+        }
+    }
+
+    private func overwrite(_ text: String) {
+        write("\r\u{1B}[2K" + text)
+    }
+
+    private func emit(_ line: String) {
+        write((live ? "\r\u{1B}[2K" : "") + line + "\n")
+    }
+
+    private func write(_ text: String) {
+        _ = text.withCString { Glibc_write(descriptor, $0, strlen($0)) }
+    }
+}
+
+@inline(__always)
+private func Glibc_write(_ descriptor: Int32, _ pointer: UnsafePointer<CChar>, _ count: Int) -> Int {
+    write(descriptor, pointer, count)
+}

@@ -1,0 +1,74 @@
+import WeheClient
+import WeheCore
+import WeheWire
+
+/// The `--json` object of one test and the verdict table.
+enum ResultOutput {
+    /// One JSON object per test: at least `test`, `verdict`, `originalMeanMbps`, `controlMeanMbps`, `ksPValue`,
+    /// `area`, `durationSeconds`, `bytes`.
+    static func json(_ result: TestResult) -> String {
+        func number(_ value: Double) -> JSONValue {
+            value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
+        }
+        var members: [(String, JSONValue)] = [
+            ("test", .string(result.test)),
+            ("name", .string(result.name)),
+            ("verdict", .string(result.verdict.rawValue)),
+            ("direction", result.direction.map { .string($0.rawValue) } ?? .null),
+            ("originalMeanMbps", number(result.summary.originalMeanMbps)),
+            ("controlMeanMbps", number(result.summary.controlMeanMbps)),
+            ("ksPValue", number(result.summary.ksPValue)),
+            ("area", number(result.summary.areaTest)),
+            ("ks2Ratio", number(result.summary.ks2RatioTest)),
+            ("areaThreshold", number(result.summary.thresholds.area)),
+            ("ksPValueThreshold", number(result.summary.thresholds.ksPValue)),
+            ("durationSeconds", number(result.durationSeconds)),
+            ("bytes", .number(Double(result.bytesReceived), text: String(result.bytesReceived))),
+            ("historyCount", .number(Double(result.historyCount), text: String(result.historyCount))),
+            ("confirmed", .bool(result.confirmed)),
+        ]
+        if let first = result.firstVerdict { members.append(("firstVerdict", .string(first.rawValue))) }
+        return JSONValue.object(members).serialized()
+    }
+
+    /// The verdict table, coloured on a terminal.
+    static func table(_ results: [TestResult], strings: Strings, color: Bool) -> String {
+        let rows = results.map { result -> [String] in
+            var verdict = strings.verdict(result.verdict.rawValue)
+            if let direction = result.direction { verdict += " (\(strings.direction(direction.rawValue)))" }
+            return [
+                result.name, verdict, Terminal.format(result.summary.originalMeanMbps, decimals: 1),
+                Terminal.format(result.summary.controlMeanMbps, decimals: 1),
+                result.summary.ksPValue < 0 ? "-" : shortNumber(result.summary.ksPValue),
+                Terminal.format(result.summary.areaTest, decimals: 2),
+                Terminal.format(result.durationSeconds, decimals: 0) + " s",
+            ]
+        }
+        let text = Terminal.table(
+            header: [
+                strings.testHeader, strings.verdictHeader, strings.originalHeader, strings.controlHeader,
+                strings.pValueHeader, strings.areaHeader, strings.timeHeader,
+            ],
+            rows: rows, rightAligned: [2, 3, 4, 5, 6])
+        guard color else { return text }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for (index, result) in results.enumerated() where index + 2 < lines.count {
+            lines[index + 2] = colorCode(result.verdict) + lines[index + 2] + "\u{1B}[0m"
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func colorCode(_ verdict: Verdict) -> String {
+        switch verdict {
+        case .differentiation, .blocked: "\u{1B}[31m"
+        case .inconclusive: "\u{1B}[33m"
+        case .noDifferentiation: "\u{1B}[32m"
+        }
+    }
+
+    /// p-values: fixed for ordinary sizes, scientific-ish for tiny ones.
+    static func shortNumber(_ value: Double) -> String {
+        if value == 0 || value >= 0.001 { return Terminal.format(value, decimals: 3) }
+        return "<0.001"
+    }
+}

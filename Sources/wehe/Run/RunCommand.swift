@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import WeheClient
+import WeheCore
+import WeheWire
+
+/// `wehe run <test>...` / `wehe run --all`: run differentiation tests against a Wehe server.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run differentiation tests (apps or ports) against a Wehe server.",
+        discussion: CLIError.Code.table)
+
+    @Argument(help: "Test ids from the catalog (youtube, netflix, port853s …).")
+    var tests: [String] = []
+
+    @Flag(name: .long, help: "Run every test of the catalog whose traces are present.")
+    var all = false
+
+    @Option(name: .long, help: "Server host name or address (default: settings, else 127.0.0.1).")
+    var server: String?
+
+    @Option(name: .long, help: "PEM certificate to trust (the Wehe CA, or your server's certificate).")
+    var cert: String?
+
+    @Option(name: .customLong("side-channel-port"), help: "Side-channel port (default 55556).")
+    var sideChannelPort: Int = 55556
+
+    @Option(name: .customLong("analyzer-port"), help: "Analyzer port (default 56566).")
+    var analyzerPort: Int = 56566
+
+    @OptionGroup var replays: ReplayDirectoryOption
+    @OptionGroup var options: ClientOptions
+
+    func validate() throws {
+        if tests.isEmpty && !all { throw ValidationError("name at least one test, or pass --all") }
+    }
+
+    func run() async throws {
+        let directory = DataDirectory.resolve(options.dataDirectory)
+        do {
+            var settings = try directory.loadSettings()
+            let strings = Strings.select(options.language ?? settings.language)
+            try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
+            if let server { settings.server = server }
+            let library = ReplayLibrary(directory: try replays.resolved())
+            let catalog = try TestSelection.catalog(library)
+            let ids =
+                all ? catalog.entries.filter { TestSelection.available($0, library, catalog) }.map(\.id) : tests
+            let selected = try TestSelection.load(ids, from: library, catalog: catalog)
+            var configuration = ReplayClientConfiguration(
+                server: settings.server, userID: settings.userID,
+                trustedCertificatesPEM: try Self.readCertificate(cert ?? settings.certificate),
+                sideChannelPort: sideChannelPort, analyzerPort: analyzerPort,
+                verdictRules: try options.verdictRules(settings),
+                confirmation: settings.confirmation && !options.noConfirmation,
+                historyCounter: SettingsHistoryCounter(directory: directory, settings: settings))
+            try await History.with(directory) { history in
+                configuration.store = history
+                try await Self.execute(selected, configuration: configuration, strings: strings, json: options.json)
+            }
+        } catch let error as CLIError {
+            throw error.exit()
+        }
+    }
+
+    /// Runs the tests one after the other with progress, then prints the table (or JSON lines).
+    static func execute(
+        _ tests: [ReplayClient.Test],
+        configuration: ReplayClientConfiguration,
+        strings: Strings,
+        json: Bool
+    ) async throws {
+        let renderer = ProgressRenderer(strings: strings, json: json)
+        let client = ReplayClient(configuration: configuration)
+        var results: [TestResult] = []
+        var failure: CLIError?
+        for test in tests {
+            do {
+                let result = try await Interrupts.cancellingOnSIGINT { () async throws -> TestResult in
+                    try await client.run(test) { renderer.handle($0) }
+                }
+                results.append(result)
+                if json { print(ResultOutput.json(result)) }
+            } catch let error as ReplayClientError {
+                failure = error.code == .cancelled ? CLIError(code: .interrupted, strings.interrupted) : CLIError(error)
+                break
+            }
+        }
+        if !json, !results.isEmpty {
+            print("")
+            print(ResultOutput.table(results, strings: strings, color: Terminal.stdoutIsTerminal))
+        }
+        if let failure { throw failure }
+    }
+
+    static func readCertificate(_ path: String?) throws -> String? {
+        guard let path else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIError(code: .missingInput, "cannot read the certificate file \(path)")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// User-facing messages in English and French (the published apps ship both), chosen by `--lang`, else the
+/// settings, else `LC_ALL` / `LC_MESSAGES` / `LANG`.
+struct Strings: Sendable {
+    /// The language in use.
+    enum Language: String, Sendable, CaseIterable {
+        case en
+        case fr
+    }
+
+    let language: Language
+
+    /// Picks the language: an explicit choice, else the locale environment, else English.
+    static func select(_ explicit: String?) -> Strings {
+        if let explicit, let language = Language(rawValue: String(explicit.lowercased().prefix(2))) {
+            return Strings(language: language)
+        }
+        for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            if let value = getenv(variable).map({ String(cString: $0) }), !value.isEmpty {
+                return Strings(language: value.lowercased().hasPrefix("fr") ? .fr : .en)
+            }
+        }
+        return Strings(language: .en)
+    }
+
+    private func pick(_ english: String, _ french: String) -> String { language == .fr ? french : english }
+
+    var consentTitle: String { pick("Before you run a test", "Avant de lancer un test") }
+    var consentText: String {
+        pick(
+            """
+            Wehe replays recorded traffic of apps (video, music, calls) and of some ports between this computer and \
+            a Wehe server, and compares it with a disguised copy to detect whether your network treats the apps \
+            differently. A test uses data (up to about 100 MB per app test with its confirmation; check your data \
+            plan). The server records the throughput of each replay, your network address in anonymised form, the \
+            test counter and a random user id; no personal content is sent. Results may be published in aggregated \
+            form for research.
+            """,
+            """
+            Wehe rejoue le trafic enregistré d'applications (vidéo, musique, appels) et de certains ports entre cet \
+            ordinateur et un serveur Wehe, et le compare à une copie déguisée pour détecter si votre réseau traite \
+            ces applications différemment. Un test consomme des données (jusqu'à environ 100 Mo par application avec \
+            sa confirmation ; vérifiez votre forfait). Le serveur enregistre le débit de chaque rejeu, votre adresse \
+            réseau anonymisée, le compteur de tests et un identifiant aléatoire ; aucun contenu personnel n'est \
+            envoyé. Les résultats peuvent être publiés sous forme agrégée à des fins de recherche.
+            """)
+    }
+    var consentPrompt: String { pick("Type 'yes' to accept: ", "Tapez « oui » pour accepter : ") }
+    var consentAcceptedWords: Set<String> { ["yes", "y", "oui", "o"] }
+    var consentRequired: String {
+        pick(
+            "consent is required before running tests: run interactively, or pass --accept-consent",
+            "le consentement est nécessaire avant de lancer des tests : lancez la commande dans un terminal, ou passez --accept-consent"
+        )
+    }
+    var consentDeclined: String { pick("consent declined; no test was run", "consentement refusé ; aucun test lancé") }
+
+    func verdict(_ verdict: String) -> String {
+        switch verdict {
+        case "differentiation": pick("differentiation", "différenciation")
+        case "no-differentiation": pick("no differentiation", "pas de différenciation")
+        case "inconclusive": pick("inconclusive", "non concluant")
+        case "blocked": pick("blocked", "bloqué")
+        default: verdict
+        }
+    }
+    func direction(_ direction: String) -> String {
+        direction == "throttled" ? pick("throttled", "bridé") : pick("prioritized", "priorisé")
+    }
+
+    var original: String { pick("original", "original") }
+    var control: String { pick("control", "contrôle") }
+    var testHeader: String { pick("TEST", "TEST") }
+    var verdictHeader: String { pick("VERDICT", "VERDICT") }
+    var originalHeader: String { pick("APP Mbit/s", "APPLI Mbit/s") }
+    var controlHeader: String { pick("CONTROL Mbit/s", "CONTRÔLE Mbit/s") }
+    var dateHeader: String { "DATE" }
+    var pValueHeader: String { pick("KS p", "KS p") }
+    var areaHeader: String { pick("AREA", "AIRE") }
+    var timeHeader: String { pick("TIME", "DURÉE") }
+    var noResults: String {
+        pick("No results yet. Run `wehe run <test>`.", "Aucun résultat. Lancez `wehe run <test>`.")
+    }
+    var analysing: String { pick("waiting for the analysis", "attente de l'analyse") }
+    var confirming: String {
+        pick("result not clear, running a confirmation test", "résultat incertain, test de confirmation")
+    }
+    var blockedPort: String { pick("port blocked", "port bloqué") }
+    var failed: String { pick("failed", "échec") }
+    var interrupted: String {
+        pick("interrupted; the server connection was closed", "interrompu ; connexion au serveur fermée")
+    }
+    func demoNote(_ replays: String) -> String {
+        pick(
+            "Demo: a Wehe server runs inside this process on 127.0.0.1 with the traces of \(replays). No traffic "
+                + "leaves this computer, so no consent is asked; `wehe run` asks before testing your real network. "
+                + "Demo results are not added to your history.",
+            "Démo : un serveur Wehe tourne dans ce processus sur 127.0.0.1 avec les traces de \(replays). Aucun "
+                + "trafic ne quitte cet ordinateur, le consentement n'est donc pas demandé ; `wehe run` le demande "
+                + "avant de tester votre vrai réseau. Les résultats de la démo ne sont pas ajoutés à l'historique.")
+    }
+    func demoThrottleNote(_ test: String, _ bitsPerSecond: Int) -> String {
+        let rate = Terminal.format(Double(bitsPerSecond) / 1e6, decimals: 2)
+        return pick(
+            "A throttling middlebox on 127.0.0.2 recognises \(test) by its first bytes and slows it to \(rate) Mbit/s.",
+            "Un boîtier de bridage sur 127.0.0.2 reconnaît \(test) à ses premiers octets et le limite à \(rate) Mbit/s."
+        )
+    }
+    func replayDone(_ bytes: String, _ seconds: Double) -> String {
+        let time = Terminal.format(seconds, decimals: 1)
+        return pick("\(bytes) in \(time) s", "\(bytes) en \(time) s")
+    }
+    func replayLine(_ position: Int, _ role: String, _ name: String) -> String {
+        pick("replay \(position)/2 (\(role)): \(name)", "rejeu \(position)/2 (\(role)) : \(name)")
+    }
+}

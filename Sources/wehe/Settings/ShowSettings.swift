@@ -1,0 +1,32 @@
+import ArgumentParser
+
+/// `wehe settings show`.
+struct ShowSettings: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the settings.")
+
+    @Option(name: .customLong("data-dir"), help: "Where settings and the result history live.")
+    var dataDirectory: String?
+
+    func run() async throws {
+        do {
+            let directory = DataDirectory.resolve(dataDirectory)
+            let settings = try directory.loadSettings()
+            try directory.save(settings)
+            func show(_ value: Double?) -> String { value.map { "\($0)" } ?? "default" }
+            print(
+                Terminal.table(
+                    header: ["SETTING", "VALUE"],
+                    rows: [
+                        ["server", settings.server], ["certificate", settings.certificate ?? "(system roots)"],
+                        ["user-id", settings.userID], ["area-threshold", show(settings.areaThreshold)],
+                        ["p-threshold", show(settings.ksPValueThreshold)], ["rules", settings.ruleSet],
+                        ["confirmation", settings.confirmation ? "on" : "off"],
+                        ["language", settings.language ?? "auto"],
+                        ["consent", settings.consentAccepted ? "accepted" : "not given"],
+                        ["data-directory", directory.path], ["tests-run", String(settings.lastHistoryCount)],
+                    ]))
+        } catch let error as CLIError {
+            throw error.exit()
+        }
+    }
+}

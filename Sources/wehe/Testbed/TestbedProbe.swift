@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import WeheClient
+import WeheCore
+import WeheWire
+
+/// `wehe testbed probe <test>`: one test against a testbed server, confirmation off, printed as one JSON object that
+/// includes the throughput samples the server analysed (for the accuracy benchmark's reference verdict).
+struct TestbedProbe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "probe",
+        abstract: "Run one test against a testbed server and print the verdict with its samples as JSON.",
+        discussion: """
+            Meant for measuring the detector on a testbed (scripts/accuracy.sh): no consent prompt, no settings, \
+            no history, no confirmation run, a fresh random user id per probe unless --user-id is given. The \
+            JSON object has the verdict and statistics of `wehe run --json` plus "original" and "control": the \
+            samples (Mbit/s) as the server analysed them (the last, partial sample of each replay dropped), \
+            and "label", copied from --label.
+            """
+    )
+
+    @Argument(help: "Test id from the catalog (deezer, port80s …).")
+    var test: String
+
+    @Option(name: .long, help: "Server address.")
+    var server = "198.18.2.2"
+
+    @Option(name: .long, help: "PEM certificate (or CA) to trust.")
+    var cert: String?
+
+    @Option(name: .customLong("side-channel-port"), help: "TLS side-channel port.")
+    var sideChannelPort = 55556
+
+    @Option(name: .customLong("analyzer-port"), help: "HTTPS analyzer port.")
+    var analyzerPort = 56566
+
+    @Option(name: .customLong("user-id"), help: "User id (default: a fresh random one).")
+    var userID: String?
+
+    @Option(name: .long, help: "Replay order: random, original-first or control-first.")
+    var order = "random"
+
+    @Option(name: .long, help: "A text copied into the JSON output (e.g. the testbed condition).")
+    var label = ""
+
+    @OptionGroup var replays: ReplayDirectoryOption
+
+    func validate() throws {
+        guard ["random", "original-first", "control-first"].contains(order) else {
+            throw ValidationError("--order must be random, original-first or control-first")
+        }
+    }
+
+    func run() async throws {
+        do {
+            let library = ReplayLibrary(directory: try replays.resolved())
+            let catalog: AppCatalog
+            do {
+                catalog = try library.catalog()
+            } catch {
+                throw CLIError(code: error.code == .unreadable ? .missingInput : .invalidInput, error.description)
+            }
+            let selected: ReplayClient.Test
+            do {
+                selected = try ReplayClient.Test.load(test, from: library, catalog: catalog)
+            } catch {
+                throw CLIError(error)
+            }
+            var configuration = ReplayClientConfiguration(
+                server: server,
+                userID: userID ?? Self.randomUserID(),
+                trustedCertificatesPEM: try RunCommand.readCertificate(cert),
+                sideChannelPort: sideChannelPort,
+                analyzerPort: analyzerPort,
+                confirmation: false
+            )
+            configuration.replayOrder =
+                order == "original-first" ? .originalFirst : order == "control-first" ? .controlFirst : .random
+            let result: TestResult
+            do {
+                result = try await ReplayClient(configuration: configuration).run(selected)
+            } catch {
+                throw CLIError(error)
+            }
+            print(Self.json(result, label: label))
+        } catch let error as CLIError {
+            throw error.exit()
+        }
+    }
+
+    /// `@` and nine characters of `[0-9a-z]`, like the published clients' ids.
+    static func randomUserID() -> String {
+        let alphabet = Array("0123456789abcdefghijklmnopqrstuvwxyz")
+        return "@" + String((0..<9).map { _ in alphabet.randomElement() ?? "0" })
+    }
+
+    static func json(_ result: TestResult, label: String) -> String {
+        func number(_ value: Double) -> JSONValue {
+            value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
+        }
+        func samples(_ series: ThroughputSeries) -> JSONValue {
+            .array(series.droppingLastSample().mbps.map(number))
+        }
+        let summary = result.summary
+        return JSONValue.object([
+            ("label", .string(label)),
+            ("test", .string(result.test)),
+            ("userID", .string(result.userID)),
+            ("historyCount", .number(Double(result.historyCount), text: String(result.historyCount))),
+            ("verdict", .string(summary.verdict.rawValue)),
+            ("direction", summary.direction.map { .string($0.rawValue) } ?? .null),
+            ("area", number(summary.areaTest)),
+            ("ksPValue", number(summary.ksPValue)),
+            ("ksStatistic", number(summary.ksStatistic)),
+            ("originalMeanMbps", number(summary.originalMeanMbps)),
+            ("controlMeanMbps", number(summary.controlMeanMbps)),
+            ("areaThreshold", number(summary.thresholds.area)),
+            ("ksPValueThreshold", number(summary.thresholds.ksPValue)),
+            ("durationSeconds", number(result.durationSeconds)),
+            ("bytes", .number(Double(result.bytesReceived), text: String(result.bytesReceived))),
+            ("original", samples(result.originalSamples)),
+            ("control", samples(result.controlSamples)),
+        ]).serialized()
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import WeheTestKit
+
+/// `wehe run` and `wehe results` as built, against the scripted loopback server.
+@Suite("wehe run against a loopback server (built binary)", .serialized)
+struct CommandLineTests {
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func wehe(_ arguments: [String]) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestResources.builtProduct("wehe"))
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test("run prints plain progress lines off a terminal and a verdict table; results lists the test")
+    func runAndResults() async throws {
+        let (server, _) = try await Harness.start(["tinyweb"])
+        defer { Task { await server.stop() } }
+        let data = TestResources.temporaryDirectory("wehe-cli-run")
+        let common = [
+            "--replays", TestResources.fixtureReplays, "--data-dir", data, "--server", "127.0.0.1", "--cert",
+            FakeWeheServer.fixture("server.crt"), "--side-channel-port", String(server.sideChannelPort),
+            "--analyzer-port", String(server.analyzerPort), "--accept-consent", "--no-confirmation",
+        ]
+        let run = try Self.wehe(["run", "tinyweb"] + common)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("replay 1/2"))
+        #expect(run.stdout.contains("replay 2/2"))
+        #expect(run.stdout.contains("VERDICT"))
+        #expect(run.stdout.contains("no differentiation"))
+        #expect(!run.stdout.contains("\u{1B}["))
+        let json = try Self.wehe(["run", "tinyweb", "--json"] + common)
+        #expect(json.status == 0, "\(json.stderr)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["test"] as? String == "tinyweb")
+        #expect(object["verdict"] as? String == "no-differentiation")
+        for key in ["originalMeanMbps", "controlMeanMbps", "ksPValue", "area", "durationSeconds", "bytes"] {
+            #expect(object[key] != nil, "missing \(key)")
+        }
+        let results = try Self.wehe(["results", "--data-dir", data])
+        #expect(results.status == 0)
+        #expect(results.stdout.contains("TinyWeb-11212026"))
+        let lines = results.stdout.split(separator: "\n").filter { $0.contains("TinyWeb-11212026") }
+        #expect(lines.count == 2)
+        let show = try Self.wehe(["results", "show", "1", "--data-dir", data])
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(show.stdout.contains("area_test"))
+        #expect(show.stdout.contains("▁") || show.stdout.contains("█"))
+    }
+}

@@ -1,0 +1,416 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Synchronization
+import WeheCore
+import WeheTestKit
+import WeheWire
+
+/// A scripted Wehe server on loopback (port 0 everywhere), implementing just enough of protocol.md from the
+/// server's side to exercise the client: TLS side channel, TCP replay (zero bytes of each `response_len`), UDP echo
+/// with `STARTED`/`DONE`, and an HTTPS analyzer that computes means and the area from the uploaded samples.
+final class FakeWeheServer: Sendable {
+    struct Behaviour: Sendable {
+        /// Replaces the grant (e.g. `0;2;100`).
+        var permission: String?
+        /// Sample count in the grant.
+        var sampleCount = 100
+        /// The TCP replay listener reads but never answers.
+        var stallReplay = false
+        /// The TCP replay listener closes after this many response bytes of the first response.
+        var closeAfterBytes: Int?
+        /// Flows whose recorded server port is this one are mapped to a closed port.
+        var blockedPort: UInt16?
+        /// `singleResult` answers "No result found" this many times first.
+        var notReadyAnswers = 1
+        /// The analyzer reports this user id instead of the caller's.
+        var analyzerUserID: String?
+        /// The KS p-value the analyzer reports.
+        var ksPValue = 0.5
+        /// Forces `area_test` (otherwise computed from the means).
+        var areaTest: Double?
+        /// Leave the port-map entry out.
+        var omitPortMap = false
+    }
+
+    struct Upload: Sendable {
+        var declaration: IDDeclaration
+        var done: String
+        var samples: ThroughputSeries
+    }
+
+    struct State {
+        var declarations: [IDDeclaration] = []
+        var messages: [[String]] = []
+        var uploads: [Upload] = []
+        var sideChannelsClosed = 0
+        var analyzeRequests: [[String: String]] = []
+        var resultQueries = 0
+        var queriesAfterSuccess = 0
+        var answered: Set<Int> = []
+        var tcpConnections = 0
+        var udpDatagrams = 0
+        var current: (trace: ReplayTrace, channel: any Channel)?
+        var notReadyLeft: Int
+    }
+
+    let behaviour: Behaviour
+    let traces: [String: ReplayTrace]
+    let state: Mutex<State>
+    private let channels = Mutex<[any Channel]>([])
+    private let ports = Mutex<(side: Int, tcp: Int, udp: Int, analyzer: Int, closed: Int)>((0, 0, 0, 0, 0))
+
+    var sideChannelPort: Int { ports.withLock { $0.side } }
+    var analyzerPort: Int { ports.withLock { $0.analyzer } }
+    var snapshot: State { state.withLock { $0 } }
+
+    static var certificatePEM: String {
+        String(decoding: (try? fileBytes(fixture("server.crt"))) ?? [], as: UTF8.self)
+    }
+    static var otherCertificatePEM: String {
+        String(decoding: (try? fileBytes(fixture("other.crt"))) ?? [], as: UTF8.self)
+    }
+
+    static func fixture(_ name: String) -> String {
+        TestResources.packageRoot + "/Tests/WeheClientTests/Fixtures/" + name
+    }
+
+    static func fileBytes(_ path: String) throws -> [UInt8] {
+        try ReplayFileReader().read(path)
+    }
+
+    private init(traces: [ReplayTrace], behaviour: Behaviour) {
+        self.behaviour = behaviour
+        self.traces = Dictionary(traces.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.state = Mutex(State(notReadyLeft: behaviour.notReadyAnswers))
+    }
+
+    static func start(traces: [ReplayTrace], behaviour: Behaviour = Behaviour()) async throws -> FakeWeheServer {
+        let server = FakeWeheServer(traces: traces, behaviour: behaviour)
+        try await server.bind()
+        return server
+    }
+
+    func stop() async {
+        for channel in channels.withLock({ $0 }) { _ = try? await channel.close().get() }
+    }
+
+    private func bind() async throws {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let certificates = try NIOSSLCertificate.fromPEMFile(Self.fixture("server.crt"))
+        let key = try NIOSSLPrivateKey(file: Self.fixture("server.key"), format: .pem)
+        let tls = try NIOSSLContext(
+            configuration: .makeServerConfiguration(
+                certificateChain: certificates.map { .certificate($0) }, privateKey: .privateKey(key)))
+        let side = try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                    try channel.pipeline.syncOperations.addHandler(FakeSideChannelHandler(server: self))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let tcp = try await ServerBootstrap(group: group)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(FakeTCPReplayHandler(server: self))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let udp = try await DatagramBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(FakeUDPHandler(server: self))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let analyzer = try await ServerBootstrap(group: group)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(FakeAnalyzerHandler(server: self))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        // A port nobody listens on: bind, note, close.
+        let closed = try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
+        let closedPort = closed.localAddress?.port ?? 1
+        try await closed.close().get()
+        channels.withLock { $0 = [side, tcp, udp, analyzer] }
+        ports.withLock {
+            $0 = (
+                side.localAddress?.port ?? 0, tcp.localAddress?.port ?? 0, udp.localAddress?.port ?? 0,
+                analyzer.localAddress?.port ?? 0, closedPort
+            )
+        }
+    }
+
+    /// The port map: every flow of every trace → our listeners (or the closed port for the blocked one).
+    func portMap() -> String {
+        let ports = self.ports.withLock { $0 }
+        var map = PortMap()
+        guard !behaviour.omitPortMap else { return map.body }
+        for trace in traces.values {
+            for flow in trace.flows {
+                let target =
+                    flow.serverPort == behaviour.blockedPort
+                    ? ports.closed : (trace.transport == .udp ? ports.udp : ports.tcp)
+                if trace.transport == .udp {
+                    map.udp[flow.serverAddress, default: [:]][flow.serverPortString] = .init(port: target)
+                } else {
+                    map.tcp[flow.serverAddress, default: [:]][flow.serverPortString] = .init(port: target)
+                }
+            }
+        }
+        return map.body
+    }
+
+    static func send(_ body: String, on channel: any Channel) {
+        channel.writeAndFlush(channel.allocator.buffer(bytes: SideChannelFramer.frame(body)), promise: nil)
+    }
+}
+
+/// The server side of one side channel.
+final class FakeSideChannelHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    let server: FakeWeheServer
+    private var framer = SideChannelFramer()
+    private var received: [String] = []
+    private var declaration: IDDeclaration?
+    private var done = ""
+    private var index = -1
+
+    init(server: FakeWeheServer) {
+        self.server = server
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        index = server.state.withLock { state in
+            state.messages.append([])
+            return state.messages.count - 1
+        }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        framer.append(unwrapInboundIn(data).readableBytesView)
+        while let frame = try? framer.nextFrame() {
+            handle(String(decoding: frame, as: UTF8.self), frame: frame, channel: context.channel)
+        }
+    }
+
+    private func handle(_ text: String, frame: [UInt8], channel: any Channel) {
+        received.append(text)
+        let position = received.count
+        server.state.withLock { $0.messages[index].append(text) }
+        switch position {
+        case 1:
+            declaration = try? IDDeclaration(parsing: frame)
+            if let declaration { server.state.withLock { $0.declarations.append(declaration) } }
+        case 2:
+            let grant = server.behaviour.permission ?? "1;127.0.0.1;\(server.behaviour.sampleCount)"
+            FakeWeheServer.send(grant, on: channel)
+            if grant.hasPrefix("0") { channel.close(promise: nil) }
+        case 4:
+            guard let declaration, let trace = server.traces[declaration.replayName] else {
+                channel.close(promise: nil)
+                return
+            }
+            server.state.withLock { $0.current = (trace, channel) }
+            FakeWeheServer.send(server.portMap(), on: channel)
+            FakeWeheServer.send(trace.transport == .udp ? "1" : "0", on: channel)
+        default:
+            if text.hasPrefix("DONE;") {
+                done = text
+            } else if text.hasPrefix("[[") {
+                if let declaration, let samples = try? ThroughputUpload.parse(frame) {
+                    let upload = FakeWeheServer.Upload(
+                        declaration: declaration, done: done, samples: samples.droppingLastSample())
+                    server.state.withLock { $0.uploads.append(upload) }
+                }
+                FakeWeheServer.send("OK", on: channel)
+            } else if text == "Result;No" {
+                FakeWeheServer.send("OK", on: channel)
+            }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        server.state.withLock { $0.sideChannelsClosed += 1 }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
+
+/// TCP replay: read each request group, answer with `response_len` zero bytes.
+final class FakeTCPReplayHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    let server: FakeWeheServer
+    private var groups: [(request: Int, response: Int)] = []
+    private var buffered = 0
+    private var loaded = false
+
+    init(server: FakeWeheServer) {
+        self.server = server
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !loaded {
+            loaded = true
+            server.state.withLock { $0.tcpConnections += 1 }
+            guard let trace = server.state.withLock({ $0.current?.trace }) else {
+                context.close(promise: nil)
+                return
+            }
+            var accumulated = 0
+            for packet in trace.packets {
+                accumulated += packet.payload.count
+                if packet.responseLength > 0 {
+                    groups.append((accumulated, packet.responseLength))
+                    accumulated = 0
+                }
+            }
+        }
+        buffered += unwrapInboundIn(data).readableBytes
+        guard !server.behaviour.stallReplay else { return }
+        while let group = groups.first, buffered >= group.request {
+            buffered -= group.request
+            groups.removeFirst()
+            var length = group.response
+            if let limit = server.behaviour.closeAfterBytes { length = min(length, limit) }
+            context.writeAndFlush(
+                wrapOutboundOut(context.channel.allocator.buffer(repeating: 0, count: length)), promise: nil)
+            if server.behaviour.closeAfterBytes != nil {
+                context.close(promise: nil)
+                return
+            }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
+
+/// UDP replay: echo every datagram; `STARTED` before the first, `DONE` after the trace's last.
+final class FakeUDPHandler: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+
+    let server: FakeWeheServer
+    private var seen: [SocketAddress: Int] = [:]
+
+    init(server: FakeWeheServer) {
+        self.server = server
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        guard let current = server.state.withLock({ $0.current }) else { return }
+        let port = UInt16(envelope.remoteAddress.port ?? 0)
+        let count = (seen[envelope.remoteAddress] ?? 0) + 1
+        seen[envelope.remoteAddress] = count
+        server.state.withLock { $0.udpDatagrams += 1 }
+        if count == 1 {
+            FakeWeheServer.send(SideChannelMessage.Notification.started(clientPort: port).body, on: current.channel)
+        }
+        context.writeAndFlush(
+            wrapOutboundOut(AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: envelope.data)), promise: nil
+        )
+        if count == current.trace.packets.count {
+            FakeWeheServer.send(SideChannelMessage.Notification.done(clientPort: port).body, on: current.channel)
+        }
+    }
+}
+
+/// The analyzer: `analyze` → success; `singleResult` → not ready N times, then means and area from the uploads.
+final class FakeAnalyzerHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    let server: FakeWeheServer
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+
+    init(server: FakeWeheServer) {
+        self.server = server
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+        case .body(let buffer):
+            body.append(contentsOf: buffer.readableBytesView)
+        case .end:
+            guard let head else { return }
+            let query = head.uri.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+            var parameters = FormParameters.parse(query)
+            for (key, value) in FormParameters.parse(String(decoding: body, as: UTF8.self)) where parameters[key] == nil
+            {
+                parameters[key] = value
+            }
+            respond(context, answer(parameters))
+        }
+    }
+
+    private func answer(_ parameters: [String: String]) -> String {
+        switch parameters["command"] {
+        case "analyze":
+            server.state.withLock { $0.analyzeRequests.append(parameters) }
+            return #"{"success": true}"#
+        case "singleResult":
+            let userID = parameters["userID"] ?? ""
+            let historyCount = Int(parameters["historyCount"] ?? "") ?? -1
+            return server.state.withLock { state -> String in
+                state.resultQueries += 1
+                if state.answered.contains(historyCount) { state.queriesAfterSuccess += 1 }
+                if state.notReadyLeft > 0 {
+                    state.notReadyLeft -= 1
+                    return AnalyzerFailure(message: "No result found").body
+                }
+                let uploads = state.uploads.filter { $0.declaration.historyCount == historyCount }
+                guard let original = uploads.last(where: { $0.declaration.testID == 0 })?.samples.meanMbps,
+                    let control = uploads.last(where: { $0.declaration.testID == 1 })?.samples.meanMbps
+                else { return AnalyzerFailure(message: "No result found").body }
+                state.answered.insert(historyCount)
+                state.notReadyLeft = server.behaviour.notReadyAnswers
+                let larger = max(original, control)
+                let area = server.behaviour.areaTest ?? (larger > 0 ? (control - original) / larger : 0)
+                return SingleResult(
+                    replayName: uploads.last?.declaration.replayName ?? "", date: "2026-01-01 00:00:00",
+                    userID: server.behaviour.analyzerUserID ?? userID, extraString: "0", historyCount: historyCount,
+                    testID: 1, areaTest: area, ks2RatioTest: 1, originalMeanMbps: original, controlMeanMbps: control,
+                    ksStatistic: 0.2, ksPValue: server.behaviour.ksPValue
+                ).responseBody
+            }
+        default:
+            return AnalyzerFailure(message: "unknown command").body
+        }
+    }
+
+    private func respond(_ context: ChannelHandlerContext, _ text: String) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Content-Length", value: String(text.utf8.count))
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,127 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+import WeheCore
+import WeheWire
+
+/// A scripted Wehe client for tests: one replay over the side channel and a replay connection, written against
+/// the protocol text, with every step's answer kept for assertions.
+struct ScriptedClient {
+    struct Outcome {
+        var grant: String
+        var portMap: PortMap?
+        var senderCount: String?
+        var responseBytes = 0
+        var datagrams = 0
+        var notifications: [String] = []
+        var okAfterSamples: String?
+        var okAfterResult: String?
+    }
+
+    var userID = "@abcdef123"
+    var historyCount = 1
+    var source: String?
+    var tls: NIOSSLContext?
+    var samples = "[[1.5,2.5,3.5,4.0],[0.1,0.2,0.3,0.4]]"
+
+    /// Runs one replay of `trace` with `testID`; stops after the grant when refused.
+    func run(_ trace: ReplayTrace, testID: Int, server: ServerHarness.Running, sidePort: Int? = nil) async throws
+        -> Outcome
+    {
+        let connection = try await RawConnection.connect(
+            port: sidePort ?? server.ports.sideChannelPlain ?? 0, from: source, tls: tls)
+        return try await connection.channel.executeThenClose { inbound, outbound in
+            var peer = FramedPeer(inbound, outbound)
+            try await peer.send(
+                "\(userID);\(testID);\(trace.name);0;\(historyCount);\(testID == 1 ? "True" : "False");127.0.0.1;3.3")
+            try await peer.send("[-1, null, null]")
+            var outcome = Outcome(grant: try await peer.receive() ?? "<closed>")
+            guard outcome.grant.hasPrefix("1;") else { return outcome }
+            try await peer.send("NoIperf")
+            try await peer.send("NoMobileStats")
+            guard let mapText = try await peer.receive() else { return outcome }
+            outcome.portMap = try PortMap(parsing: Array(mapText.utf8))
+            outcome.senderCount = try await peer.receive()
+            guard let flow = trace.flows.first, let map = outcome.portMap,
+                let endpoint = map.endpoint(
+                    udp: trace.transport == .udp, serverAddress: flow.serverAddress, serverPort: flow.serverPort)
+            else { return outcome }
+            if trace.transport == .tcp {
+                outcome.responseBytes = try await Self.replayTCP(trace, port: endpoint.port, source: source)
+            } else {
+                outcome.datagrams = try await Self.replayUDP(trace, port: endpoint.port, source: source, peer: &peer)
+            }
+            try await peer.send("DONE;1.25")
+            try await peer.send(samples)
+            outcome.okAfterSamples = try await peer.receiveReply()
+            guard outcome.okAfterSamples != nil else { return outcome }
+            try await peer.send("Result;No")
+            outcome.okAfterResult = try await peer.receiveReply()
+            outcome.notifications = peer.notifications
+            return outcome
+        }
+    }
+
+    /// Sends every payload (no timing) and reads each response completely; returns the response bytes read.
+    static func replayTCP(_ trace: ReplayTrace, port: Int, source: String?) async throws -> Int {
+        let connection = try await RawConnection.connect(port: port, from: source)
+        return try await connection.channel.executeThenClose { inbound, outbound in
+            var iterator = inbound.makeAsyncIterator()
+            var received = 0
+            var expected = 0
+            for packet in trace.packets {
+                try await outbound.write(ByteBuffer(bytes: packet.payload))
+                expected += packet.responseLength
+                while received < expected {
+                    guard let chunk = try await iterator.next() else { return received }
+                    received += chunk.readableBytes
+                }
+            }
+            return received
+        }
+    }
+
+    /// Sends the trace's datagrams (no timing) and collects datagrams until the side channel reports DONE.
+    static func replayUDP(_ trace: ReplayTrace, port: Int, source: String?, peer: inout FramedPeer) async throws
+        -> Int
+    {
+        let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: source ?? "127.0.0.1", port: 0) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(
+                        wrappingChannelSynchronously: channel)
+                }
+            }
+        let target = try SocketAddress(ipAddress: "127.0.0.1", port: port)
+        let expected = trace.packets.count
+        let nioChannel = channel.channel
+        return try await channel.executeThenClose { inbound, outbound in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                group.addTask {
+                    var count = 0
+                    do {
+                        for try await _ in inbound {
+                            count += 1
+                            if count == expected { break }
+                        }
+                    } catch {
+                        // The channel was closed by the test after DONE.
+                    }
+                    return count
+                }
+                for packet in trace.packets {
+                    try await outbound.write(
+                        AddressedEnvelope(remoteAddress: target, data: ByteBuffer(bytes: packet.payload)))
+                }
+                // The server streams with the recorded timing; its DONE comes after its last datagram.
+                while !peer.notifications.contains(where: { $0.hasPrefix("DONE;") }) {
+                    guard let text = try await peer.receive() else { break }
+                    peer.notifications.append(text)
+                }
+                try await Task.sleep(for: .milliseconds(200))
+                nioChannel.close(promise: nil)
+                return try await group.next() ?? 0
+            }
+        }
+    }
+}

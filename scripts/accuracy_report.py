@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""accuracy_report.py - the accuracy table of a scripts/accuracy.sh run.
+
+    accuracy_report.py accuracy-YYYYmmdd-HHMMSS.jsonl [--markdown] [--disagreements]
+
+Per condition: runs, our verdicts (differentiation / none / inconclusive / error), the true-positive rate
+(conditions where the app or port is throttled: share of runs we call differentiation) or the false-positive rate
+(conditions without content- or port-specific throttling: share we call differentiation), median test time and
+bytes, and the analysis.md reference verdicts computed with SciPy on the same samples (reference_verdict.py) with
+the number of runs where both agree. Then the goals of the issue: TPR >= 0.99 where throttling is <= 50 % of the
+path rate, FPR <= 0.01 without throttling.
+"""
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_verdict import analyse  # noqa: E402
+
+ORDER = ["none", "app1.5", "app4", "app10", "port", "porttest", "delayed", "loss1"]
+SHORT = {"differentiation": "diff", "no-differentiation": "none", "inconclusive": "inc", "blocked": "blocked"}
+
+
+def load(path):
+    records = []
+    with open(path) as handle:
+        for line in handle:
+            if line.strip():
+                records.append(json.loads(line))
+    for record in records:
+        if record.get("verdict") != "error" and "original" in record:
+            record["reference"] = analyse(record["original"], record["control"])
+        else:
+            record["reference"] = {"verdict": "error"}
+    return records
+
+
+def rate_text(kbit):
+    return f"{kbit / 1000:g}" if kbit else "-"
+
+
+def table(records, markdown):
+    groups = {}
+    for record in records:
+        groups.setdefault(record["condition"], []).append(record)
+    names = sorted(groups, key=lambda name: (ORDER.index(name) if name in ORDER else len(ORDER), name))
+    header = ["condition", "test", "throttle/path Mbit/s", "truth", "runs", "diff", "none", "inc", "err",
+              "TPR", "FPR", "ref diff/none/inc", "agree", "median s", "median MB"]
+    rows = []
+    totals = {"positive": [0, 0], "negative": [0, 0]}
+    for name in names:
+        group = groups[name]
+        first = group[0]
+        ours = [r["verdict"] for r in group]
+        ref = [r["reference"]["verdict"] for r in group]
+        count = lambda values, verdict: sum(1 for v in values if v == verdict)  # noqa: E731
+        diff, none, inc = (count(ours, v) for v in ("differentiation", "no-differentiation", "inconclusive"))
+        errors = len(group) - diff - none - inc - count(ours, "blocked")
+        valid = [r for r in group if r["verdict"] != "error"]
+        agree = sum(1 for r in valid if r["verdict"] == r["reference"]["verdict"])
+        positive = first["truth"] == "positive"
+        detected = diff + count(ours, "blocked")
+        totals[first["truth"]][0] += detected
+        totals[first["truth"]][1] += len(group)
+        rate = f"{detected / len(group):.2f}" if group else "-"
+        times = [r["durationSeconds"] for r in valid if r.get("durationSeconds") is not None]
+        sizes = [r["bytes"] / 1e6 for r in valid if r.get("bytes") is not None]
+        rows.append([
+            name, first.get("test", "?"),
+            f"{rate_text(first.get('throttleKbit', 0))} / {rate_text(first.get('pathKbit', 0))}",
+            "diff" if positive else "none", str(len(group)), str(diff), str(none), str(inc), str(errors),
+            rate if positive else "-", "-" if positive else rate,
+            f"{count(ref, 'differentiation')}/{count(ref, 'no-differentiation')}/{count(ref, 'inconclusive')}",
+            f"{agree}/{len(valid)}",
+            f"{statistics.median(times):.1f}" if times else "-",
+            f"{statistics.median(sizes):.1f}" if sizes else "-",
+        ])
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+    else:
+        widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(len(header))]
+        render = lambda row: "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()  # noqa: E731
+        lines = [render(header), render(["-" * w for w in widths])] + [render(row) for row in rows]
+    print("\n".join(lines))
+    tp, tn = totals["positive"], totals["negative"]
+    if tp[1]:
+        print(f"\nTrue-positive rate, all throttled conditions: {tp[0]}/{tp[1]} = {tp[0] / tp[1]:.3f} (goal >= 0.99)")
+    if tn[1]:
+        print(f"False-positive rate, all unthrottled conditions: {tn[0]}/{tn[1]} = {tn[0] / tn[1]:.3f} (goal <= 0.01)")
+    valid = [r for r in records if r["verdict"] != "error"]
+    agree = sum(1 for r in valid if r["verdict"] == r["reference"]["verdict"])
+    print(f"Our verdict equals the reference verdict in {agree}/{len(valid)} tests")
+
+
+def disagreements(records):
+    for r in records:
+        if r["verdict"] != "error" and r["verdict"] != r["reference"]["verdict"]:
+            ref = r["reference"]
+            print(f"{r['condition']} run {r.get('run')}: ours {r['verdict']} (area {r.get('area')}, "
+                  f"p {r.get('ksPValue')}), reference {ref['verdict']} (area {ref.get('area')}, p {ref.get('ksPValue')})")
+
+
+def misses(records):
+    """The runs whose verdict differs from the ground truth, with the numbers that decided it."""
+    for r in records:
+        expected = "differentiation" if r["truth"] == "positive" else "no-differentiation"
+        if r["verdict"] != expected:
+            print(f"{r['condition']} run {r.get('run')}: {r['verdict']} area {r.get('area')} p {r.get('ksPValue')} "
+                  f"orig {r.get('originalMeanMbps')} ctrl {r.get('controlMeanMbps')} Mbit/s, "
+                  f"n {len(r.get('original', []))}/{len(r.get('control', []))}, {r.get('durationSeconds')} s")
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(args) != 1:
+        sys.exit(__doc__)
+    records = load(args[0])
+    if not records:
+        sys.exit("no records")
+    table(records, "--markdown" in sys.argv)
+    if "--disagreements" in sys.argv:
+        print("\nDisagreements with the reference:")
+        disagreements(records)
+    if "--misses" in sys.argv:
+        print("\nRuns whose verdict differs from the ground truth:")
+        misses(records)
+
+
+if __name__ == "__main__":
+    main()

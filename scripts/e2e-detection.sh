@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# e2e-detection.sh - end-to-end detection on the kernel testbed: the real wehe-server in the server namespace, the
+# real wehe client in the client namespace, a DPI or port shaper in between (scripts/testbed.sh). Root only.
+#
+#   scripts/e2e-detection.sh [case...]      cases: dpi none port delayed (default: all four)
+#
+# Cases and what must come out (each is one Wehe test, confirmation off, so the verdict is from these samples):
+#   dpi      the app's original replay carries PATTERN (its TLS server name), the bit-inverted control does not;
+#            the middlebox throttles matched connections to RATE_KBIT      -> app test: differentiation (throttled)
+#   none     same path, nothing throttled                                  -> app test: no differentiation
+#   port     every flow to server port 443 throttled to PORT_RATE_KBIT (both app replays)
+#                                                                           -> app test: no differentiation
+#                                                                           -> port test (PORT_TEST, port X vs 443):
+#                                                                              differentiation
+#   delayed  like dpi, but only after DELAYED_BYTES of a connection        -> app test: differentiation
+# Each case also checks the middlebox's own counters (bytes in the throttled htb class), so a pass cannot come
+# from a shaper that did nothing (or a fail from one that did something else).
+#
+# Settings: APP=deezer PATTERN=dzcdn PORT_TEST=port80s RATE_KBIT=4000 PORT_RATE_KBIT=10000 LINK_KBIT=100000
+#           DELAYED_BYTES=1500000
+#           BIN=.build/debug (built unless SKIP_BUILD=1) REPLAYS=../shared/replays TB=e2e KEEP=1 (keep logs)
+# Without root or the kernel features it prints why and exits 0 (skipped); a failed case exits 1.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SCRIPTS=$ROOT/scripts
+
+# Run inside a private mount+PID namespace: whatever happens (even SIGKILL), nothing outlives the run.
+if [ -z "${E2E_ISOLATED:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+    exec env E2E_ISOLATED=1 "$SCRIPTS/isolated.sh" "$0" "$@"
+fi
+
+export TB=${TB:-e2e}
+APP=${APP:-deezer}
+PATTERN=${PATTERN:-dzcdn}
+PORT_TEST=${PORT_TEST:-port80s}
+RATE_KBIT=${RATE_KBIT:-4000}
+PORT_RATE_KBIT=${PORT_RATE_KBIT:-10000}
+LINK_KBIT=${LINK_KBIT:-100000}
+DELAYED_BYTES=${DELAYED_BYTES:-1500000}
+BIN=${BIN:-$ROOT/.build/debug}
+REPLAYS=${REPLAYS:-$ROOT/../shared/replays}
+CASES=("$@")
+[ ${#CASES[@]} -gt 0 ] || CASES=(dpi none port delayed)
+
+log() { echo "e2e: $*" >&2; }
+
+if ! reason=$("$SCRIPTS/testbed.sh" check 2>&1); then
+    log "SKIPPED: the kernel testbed cannot run here:"
+    echo "$reason" | sed 's/^/e2e:   /' >&2
+    exit 0
+fi
+[ -r "$REPLAYS/apps_list.json" ] || { log "FAILED: no replay traces in $REPLAYS"; exit 1; }
+
+if [ "${SKIP_BUILD:-}" != 1 ]; then
+    log "building wehe and wehe-server"
+    (cd "$ROOT" && swift build --product wehe >&2 && swift build --product wehe-server >&2)
+fi
+for binary in wehe wehe-server; do
+    [ -x "$BIN/$binary" ] || { log "FAILED: $BIN/$binary is missing (build it, or set BIN)"; exit 1; }
+done
+
+WORK=$(mktemp -d /tmp/wehe-e2e.XXXXXX)
+cleanup() {
+    "$SCRIPTS/testbed.sh" down || true
+    if [ "${KEEP:-}" = 1 ]; then log "logs kept in $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+SERVER_ADDRESS=198.18.2.2
+
+# Brings the bed up with the given settings and starts the server in it (a fresh bed has no processes).
+bed() {
+    env RATE_KBIT="$RATE_KBIT" LINK_KBIT="$LINK_KBIT" "$@" "$SCRIPTS/testbed.sh" up
+    mkdir -p "$WORK/server"
+    "$SCRIPTS/testbed.sh" exec s "$BIN/wehe-server" serve --replays "$REPLAYS" --data "$WORK/server" --bind "::" \
+        --log-level warning >>"$WORK/server.log" 2>&1 &
+    local waited=0
+    # Ready when the TLS side channel and the HTTPS analyzer listen.
+    until "$SCRIPTS/testbed.sh" exec s ss -Hltn 'sport = :55556 or sport = :56566' 2>/dev/null | grep -c . |
+        grep -qx 2; do
+        sleep 0.2
+        waited=$((waited + 1))
+        if [ "$waited" -ge 300 ]; then log "the server did not start; its log:"; tail -20 "$WORK/server.log" >&2; return 1; fi
+    done
+}
+
+# Runs one Wehe test from the client namespace; prints its JSON result line.
+wehe_test() {
+    "$SCRIPTS/testbed.sh" exec c "$BIN/wehe" run "$1" --server "$SERVER_ADDRESS" --json --accept-consent \
+        --no-confirmation --data-dir "$WORK/client" --cert "$WORK/server/certs/ca.crt" --replays "$REPLAYS" \
+        2>>"$WORK/client.log"
+}
+
+field() { python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get(sys.argv[2]))' "$1" "$2"; }
+class_bytes() { "$SCRIPTS/testbed.sh" counters | tr ' ' '\n' | sed -n 's/^rc_bytes=//p'; }
+
+FAILURES=0
+expect() { # expect CASE TEST JSON VERDICT [DIRECTION]
+    local verdict direction summary
+    verdict=$(field "$3" verdict)
+    direction=$(field "$3" direction)
+    summary="original $(field "$3" originalMeanMbps) Mbit/s, control $(field "$3" controlMeanMbps) Mbit/s, area $(field "$3" area), p $(field "$3" ksPValue), $(field "$3" durationSeconds) s"
+    if [ "$verdict" = "$4" ] && { [ -z "${5:-}" ] || [ "$direction" = "$5" ]; }; then
+        log "PASS $1: $2 -> $verdict${5:+ ($direction)} ($summary)"
+    else
+        log "FAIL $1: $2 -> $verdict ($direction), expected $4${5:+ ($5)} ($summary)"
+        FAILURES=$((FAILURES + 1))
+    fi
+}
+expect_class() { # expect_class CASE min|zero
+    local bytes
+    bytes=$(class_bytes)
+    if { [ "$2" = zero ] && [ "${bytes:-0}" = 0 ]; } || { [ "$2" = min ] && [ "${bytes:-0}" -gt 1000000 ]; }; then
+        log "PASS $1: middlebox throttled class carried ${bytes:-0} bytes towards the client"
+    else
+        log "FAIL $1: middlebox throttled class carried ${bytes:-0} bytes towards the client (expected $2)"
+        FAILURES=$((FAILURES + 1))
+    fi
+}
+
+run_case() {
+    local started result
+    started=$(date +%s)
+    case "$1" in
+        dpi)
+            bed MODE=dpi PATTERN="$PATTERN"
+            result=$(wehe_test "$APP") || { log "FAIL dpi: wehe run $APP failed"; FAILURES=$((FAILURES + 1)); return; }
+            expect dpi "$APP" "$result" differentiation throttled
+            expect_class dpi min
+            ;;
+        none)
+            bed MODE=none
+            result=$(wehe_test "$APP") || { log "FAIL none: wehe run $APP failed"; FAILURES=$((FAILURES + 1)); return; }
+            expect none "$APP" "$result" no-differentiation
+            expect_class none zero
+            ;;
+        port)
+            bed MODE=port PORTS=443 RATE_KBIT="$PORT_RATE_KBIT"
+            result=$(wehe_test "$APP") || { log "FAIL port: wehe run $APP failed"; FAILURES=$((FAILURES + 1)); return; }
+            expect port "$APP" "$result" no-differentiation
+            result=$(wehe_test "$PORT_TEST") || {
+                log "FAIL port: wehe run $PORT_TEST failed"
+                FAILURES=$((FAILURES + 1))
+                return
+            }
+            # Port 443 (the port test's control) is the throttled one: the tested port looks prioritized.
+            expect port "$PORT_TEST" "$result" differentiation prioritized
+            expect_class port min
+            ;;
+        delayed)
+            bed MODE=dpi PATTERN="$PATTERN" DELAYED_BYTES="$DELAYED_BYTES"
+            result=$(wehe_test "$APP") || { log "FAIL delayed: wehe run $APP failed"; FAILURES=$((FAILURES + 1)); return; }
+            expect delayed "$APP" "$result" differentiation throttled
+            expect_class delayed min
+            ;;
+        *) log "unknown case $1 (dpi, none, port, delayed)"; exit 2 ;;
+    esac
+    log "case $1 took $(($(date +%s) - started)) s"
+}
+
+START=$(date +%s)
+for name in "${CASES[@]}"; do run_case "$name"; done
+log "finished in $(($(date +%s) - START)) s with $FAILURES failure(s)"
+if [ "$FAILURES" -gt 0 ]; then
+    log "server log (last lines):"
+    tail -20 "$WORK/server.log" >&2 || true
+    log "client log (last lines):"
+    tail -20 "$WORK/client.log" >&2 || true
+    exit 1
+fi
