@@ -1,4 +1,0 @@
-import WeheCore
-
-/// Verdict logic (placeholder namespace until filled).
-public enum WeheAnalysis {}
