@@ -58,7 +58,12 @@ let package = Package(
         .testTarget(name: "WeheCoreTests", dependencies: ["WeheCore", "WeheTestKit"], swiftSettings: strict),
         .testTarget(
             name: "WeheWireTests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit"], swiftSettings: strict),
-        .testTarget(name: "WeheStatisticsTests", dependencies: ["WeheStatistics"], swiftSettings: strict),
+        .testTarget(
+            name: "WeheStatisticsTests",
+            dependencies: ["WeheStatistics"],
+            resources: [.copy("Golden")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "WeheAnalysisTests",
             dependencies: ["WeheCore", "WeheStatistics", "WeheAnalysis"],
