@@ -16,9 +16,14 @@ let package = Package(
     products: [
         .library(name: "WeheClient", targets: ["WeheCore", "WeheWire"]),
         .executable(name: "wehe", targets: ["wehe"]),
+        .executable(name: "wehe-server", targets: ["wehe-server"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/sql-kit", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/postgres-kit", from: "2.17.0"),
     ],
     targets: [
         // layer 0
@@ -29,6 +34,25 @@ let package = Package(
         .target(
             name: "WeheAnalysis",
             dependencies: ["WeheCore", "WeheStatistics"],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "WeheStore",
+            dependencies: ["WeheCore", .product(name: "Logging", package: "swift-log")],
+            exclude: ["README.md"],
+            swiftSettings: strict
+        ),
+        // layer 2
+        .target(
+            name: "WeheStoreSQL",
+            dependencies: [
+                "WeheCore", "WeheStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ],
             exclude: ["README.md"],
             swiftSettings: strict
         ),
@@ -49,8 +73,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "wehe-server",
+            dependencies: [
+                "WeheCore", "WeheStore", "WeheStoreSQL",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "wehe-bench",
-            dependencies: ["WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis"],
+            dependencies: ["WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL"],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
         ),
@@ -67,6 +100,11 @@ let package = Package(
         .testTarget(
             name: "WeheAnalysisTests",
             dependencies: ["WeheCore", "WeheStatistics", "WeheAnalysis"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheStoreTests",
+            dependencies: ["WeheCore", "WeheStore", "WeheStoreSQL"],
             swiftSettings: strict
         ),
         .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),

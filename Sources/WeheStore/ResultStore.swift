@@ -1,0 +1,72 @@
+package import Foundation
+
+/// The result store shared by the client (a person's own history) and the server (every test it ran).
+///
+/// Implementations: `InMemoryResultStore` (tests, demos) and `SQLResultStore` in `WeheStoreSQL` (SQLite and
+/// PostgreSQL). Every method reports failure as a `WeheStoreError` naming the database and the cause; a write
+/// that returned normally is durable (acknowledged). Client addresses are anonymised by the store on write.
+package protocol ResultStore: Sendable {
+    /// The database this store writes to, as named in errors (`memory`, a path, or `host:port/database`).
+    var databaseName: String { get }
+
+    /// Stores the samples of one replay, creating or updating the test's metadata. Replaces an earlier replay with
+    /// the same key and drops the test's analyses (they described older samples).
+    func save(replay: ReplayRecord, metadata: TestMetadata) async throws(WeheStoreError)
+
+    /// Stores an analysis. The test must exist (`.notFound` otherwise). Replaces an earlier analysis of the same
+    /// test and compared testID.
+    func save(analysis: AnalysisRecord) async throws(WeheStoreError)
+
+    /// Stores whole tests (metadata, replays, analyses), replacing the earlier data of each key, in one
+    /// transaction: either all are stored or none.
+    func save(tests: [TestRecord]) async throws(WeheStoreError)
+
+    /// Stores a localization run, replacing an earlier run with the same user and history counts.
+    func save(localization: LocalizationRun) async throws(WeheStoreError)
+
+    /// Appends entries to the session log.
+    func append(events: [SessionEvent]) async throws(WeheStoreError)
+
+    /// One test in full, or `nil` if it is not stored.
+    func test(_ key: TestKey) async throws(WeheStoreError) -> TestRecord?
+
+    /// A user's tests, newest (highest history count) first, at most `limit`, only those with a history count
+    /// below `beforeHistoryCount` when given (for paging).
+    func history(userID: String, beforeHistoryCount: Int?, limit: Int) async throws(WeheStoreError) -> [TestOverview]
+
+    /// The tests of one (provider, replay) over a time range with both replays, read page by page.
+    func crowdTests(_ query: CrowdQuery) -> StorePages<CrowdTestRecord>
+
+    /// Every test matching the filter, in full, ordered by start time, read page by page.
+    func tests(_ filter: TestFilter) -> StorePages<TestRecord>
+
+    /// Test counts grouped as asked, aggregated by the store.
+    func counts(_ query: CountQuery) async throws(WeheStoreError) -> [CountRow]
+
+    /// A localization run, or `nil` if it is not stored.
+    func localization(userID: String, historyCounts: [Int]) async throws(WeheStoreError) -> LocalizationRun?
+
+    /// A user's localization runs, newest first.
+    func localizations(userID: String) async throws(WeheStoreError) -> [LocalizationRun]
+
+    /// Session-log entries, newest first.
+    func sessionEvents(_ query: SessionEventQuery) async throws(WeheStoreError) -> [SessionEvent]
+
+    /// Session-log entries per kind over a time range.
+    func sessionEventCounts(from: Date?, to: Date?) async throws(WeheStoreError) -> [SessionEventCount]
+
+    /// Releases connections and files. Further calls fail with `.closed`.
+    func close() async
+}
+
+extension ResultStore {
+    /// Stores one whole test.
+    package func save(test: TestRecord) async throws(WeheStoreError) {
+        try await save(tests: [test])
+    }
+
+    /// Appends one entry to the session log.
+    package func append(event: SessionEvent) async throws(WeheStoreError) {
+        try await append(events: [event])
+    }
+}
