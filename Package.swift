@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/sql-kit", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.2"),
         .package(url: "https://github.com/vapor/postgres-kit", from: "2.17.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // layer 0
@@ -56,6 +59,19 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strict
         ),
+        .target(
+            name: "WeheWeb",
+            dependencies: [
+                "WeheCore", "WeheStatistics", "WeheAnalysis", "WeheStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            exclude: ["README.md"],
+            resources: [.copy("Resources")],
+            swiftSettings: strict
+        ),
         // layer 3
         .target(
             name: "WeheTestKit",
@@ -82,8 +98,20 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "dashboard-demo",
+            dependencies: [
+                "WeheCore", "WeheStore", "WeheWeb",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/dashboard-demo",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "wehe-bench",
-            dependencies: ["WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL"],
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheWeb",
+            ],
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
         ),
@@ -105,6 +133,15 @@ let package = Package(
         .testTarget(
             name: "WeheStoreTests",
             dependencies: ["WeheCore", "WeheStore", "WeheStoreSQL"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheWebTests",
+            dependencies: [
+                "WeheCore", "WeheStore", "WeheWeb",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),
