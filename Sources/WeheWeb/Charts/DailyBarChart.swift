@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The bar chart of the operator page: tests per day over the selected range (days without tests drawn as gaps).
 package struct DailyBarChart: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
-package import Logging
-package import ServiceLifecycle
+import Logging
+import ServiceLifecycle
 import WeheCore
 import WeheStore
 

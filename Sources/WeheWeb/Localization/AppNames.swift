@@ -1,4 +1,4 @@
-import WeheCore
+package import WeheCore
 
 /// Turns stored replay names (`Youtube-02202024`, `Netflix_06072024`, `port_853`) into what a person reads
 /// (`YouTube`, `Netflix`, `Port 853`), using the catalog when it knows the replay.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import WeheCore
 
 /// Formats numbers and dates for one language and time zone without locale data (the same output on every

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The operator page's selection: a day range (inclusive, in the dashboard's time zone) and optional providers
 /// and apps (original replay names). Parsed strictly: a malformed value is a 400, not a silent default.

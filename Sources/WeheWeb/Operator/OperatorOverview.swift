@@ -1,5 +1,5 @@
-import Foundation
-import WeheCore
+package import Foundation
+package import WeheCore
 import WeheStore
 
 /// Everything the operator page shows, as data: what the JSON download returns and what the page renders.

@@ -91,7 +91,7 @@ extension Dashboard {
             throw error
         } catch {
             throw WeheWebError(
-                .computationFailed, "the WeHeY runs could not be listed", underlying: error as? any Error & Sendable)
+                .computationFailed, "the WeHeY runs could not be listed", underlying: error)
         }
         return runs.map { run in
             OperatorOverview.Localization(

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import WeheAnalysis
+import WeheStatistics
 import WeheCore
 import WeheStore
 

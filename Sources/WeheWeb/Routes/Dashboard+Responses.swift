@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import WeheStore
@@ -130,7 +131,7 @@ extension Dashboard {
                     .storeUnavailable, "The result database is not available right now (\(store.code)).",
                     underlying: store)
         } else {
-            result = WeheWebError(.computationFailed, "", underlying: error as? any Error & Sendable)
+            result = WeheWebError(.computationFailed, "", underlying: error)
         }
         if result.statusCode >= 500 {
             configuration.logger.error(
@@ -146,7 +147,7 @@ extension Dashboard {
     /// Refuses person-page requests whose Host header is not an allowed one (DNS-rebinding guard).
     func checkHost(_ request: Request, operatorPage: Bool) throws(WeheWebError) {
         guard !operatorPage, let allowed = configuration.allowedHosts else { return }
-        let host = request.head.authority ?? request.headers[.host] ?? ""
+        let host = request.head.authority ?? ""
         guard allowed.contains(host.lowercased()) else {
             throw WeheWebError(.forbidden, "This dashboard only answers requests addressed to its own local address.")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import WeheCore
 import WeheStore
@@ -11,7 +12,7 @@ extension Dashboard {
             return try await launcher.availableTests()
         } catch {
             throw WeheWebError(
-                .launcherUnavailable, "The list of tests could not be loaded.", underlying: error as? any Error & Sendable)
+                .launcherUnavailable, "The list of tests could not be loaded.", underlying: error)
         }
     }
 
@@ -68,7 +69,7 @@ extension Dashboard {
             guard let test = try await availableTests().first(where: { $0.id == id }) else {
                 throw WeheWebError(.invalidParameter, "there is no test called '\(id)'")
             }
-            let language = fields.last(where: { $0.name == "lang" })?.value.flatMap(Language.match) ?? info.language
+            let language = fields.last(where: { $0.name == "lang" }).flatMap { Language.match($0.value) } ?? info.language
             let run = try await registry.enqueue(test, at: configuration.now())
             let location = configuration.personPath + "/run/" + run.id + "?lang=" + language.rawValue
             var headers = Self.baseHeaders(contentType: "text/plain; charset=utf-8")
@@ -82,7 +83,7 @@ extension Dashboard {
     /// Refuses cross-site form posts: an `Origin` header, when present, must name the host the request went to.
     func checkOrigin(_ request: Request) throws(WeheWebError) {
         guard let origin = request.headers[.origin] else { return }
-        let host = request.head.authority ?? request.headers[.host] ?? ""
+        let host = request.head.authority ?? ""
         let stripped = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
         guard let stripped, stripped.lowercased() == host.lowercased() else {
             throw WeheWebError(.forbidden, "Tests can only be started from this dashboard's own page.")

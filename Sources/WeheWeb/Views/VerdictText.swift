@@ -1,4 +1,4 @@
-import WeheCore
+package import WeheCore
 
 /// The words and style of a verdict: a badge (symbol + text, so colour is never the only signal) and the
 /// one-sentence explanation of a test's statistics.
