@@ -40,6 +40,7 @@ while let argument = arguments.popFirst() {
     }
 }
 
+let requestedPort = port
 let logger = Logger(label: "dashboard-demo")
 let now = Date()
 let store = InMemoryResultStore()
@@ -68,10 +69,10 @@ do {
     dashboard.addOperatorRoutes(to: router)
     let app = Application(
         router: router,
-        configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "wehe-dashboard-demo"),
+        configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: requestedPort), serverName: "wehe-dashboard-demo"),
         services: [dashboard.runner],
         onServerRunning: { channel in
-            let chosen = channel.localAddress?.port ?? port
+            let chosen = channel.localAddress?.port ?? requestedPort
             print("dashboard-demo: person pages   http://127.0.0.1:\(chosen)/")
             print("dashboard-demo: a test page    http://127.0.0.1:\(chosen)/tests/\(DemoHistory.personUserID)/2")
             print("dashboard-demo: operator pages http://127.0.0.1:\(chosen)/operator/")

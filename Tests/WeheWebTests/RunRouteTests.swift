@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -176,9 +177,9 @@ struct RunRouteTests {
             #expect(unknown.status == .badRequest)
             #expect(unknown.text.contains("there is no test called &#39;&lt;script&gt;&#39;"))
             #expect(try await post(client, "other=1").status == .badRequest)
-            let foreign = try await post(client, "test=netflix", headers: [.origin: "https://evil.example", .host: "127.0.0.1:8080"])
+            let foreign = try await post(client, "test=netflix", headers: [.origin: "https://evil.example"])
             #expect(foreign.status == .forbidden)
-            let same = try await post(client, "test=netflix", headers: [.origin: "http://127.0.0.1:8080", .host: "127.0.0.1:8080"])
+            let same = try await post(client, "test=netflix", headers: [.origin: "http://localhost"])
             #expect(same.status == .seeOther)
             #expect(try await client.execute(uri: "/run/run-99", method: .get).status == .notFound)
             #expect(try await client.execute(uri: "/run/run-99/events", method: .get).status == .notFound)

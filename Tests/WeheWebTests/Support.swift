@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -100,3 +101,4 @@ func makeSummary(
 enum WeheStoreFixture {
     static func store() -> InMemoryResultStore { InMemoryResultStore() }
 }
+

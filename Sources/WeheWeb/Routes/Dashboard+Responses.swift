@@ -147,7 +147,7 @@ extension Dashboard {
     /// Refuses person-page requests whose Host header is not an allowed one (DNS-rebinding guard).
     func checkHost(_ request: Request, operatorPage: Bool) throws(WeheWebError) {
         guard !operatorPage, let allowed = configuration.allowedHosts else { return }
-        let host = request.head.authority ?? ""
+        let host = request.head.authority ?? HTTPField.Name("host").flatMap { request.headers[$0] } ?? ""
         guard allowed.contains(host.lowercased()) else {
             throw WeheWebError(.forbidden, "This dashboard only answers requests addressed to its own local address.")
         }

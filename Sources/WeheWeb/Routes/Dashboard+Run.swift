@@ -83,7 +83,7 @@ extension Dashboard {
     /// Refuses cross-site form posts: an `Origin` header, when present, must name the host the request went to.
     func checkOrigin(_ request: Request) throws(WeheWebError) {
         guard let origin = request.headers[.origin] else { return }
-        let host = request.head.authority ?? ""
+        let host = request.head.authority ?? HTTPField.Name("host").flatMap { request.headers[$0] } ?? ""
         let stripped = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
         guard let stripped, stripped.lowercased() == host.lowercased() else {
             throw WeheWebError(.forbidden, "Tests can only be started from this dashboard's own page.")

@@ -21,7 +21,7 @@ struct Renderer: Sendable {
     /// Loads the templates (`Resources/templates/*.mustache`) and static files (`Resources/static/*`).
     /// - Throws: `WeheWebError` `.resourceMissing` when a resource is absent or a template does not parse.
     init() throws(WeheWebError) {
-        guard let root = Bundle.module.resourceURL?.appendingPathComponent("Resources") else {
+        guard let root = Bundle.module.url(forResource: "Resources", withExtension: nil) else {
             throw WeheWebError(.resourceMissing, "the dashboard's resource bundle is missing")
         }
         var library = MustacheLibrary()
