@@ -48,7 +48,9 @@ var history = DemoHistory(seed: 7)
 do {
     let personTests = history.personTests(count: 36, now: now)
     try await store.save(tests: personTests)
-    var crowd = DemoHistory(seed: 11)
+    // The crowd's verdicts use the quick rule on the means (the full analyzer on thousands of tests is slow in
+    // debug builds); the person's tests above are analysed for real.
+    var crowd = DemoHistory(seed: 11, samplesPerReplay: 60, analyse: false)
     var remaining = crowdCount
     var firstUser = 0
     while remaining > 0 {
@@ -73,9 +75,14 @@ do {
         services: [dashboard.runner],
         onServerRunning: { channel in
             let chosen = channel.localAddress?.port ?? requestedPort
-            print("dashboard-demo: person pages   http://127.0.0.1:\(chosen)/")
-            print("dashboard-demo: a test page    http://127.0.0.1:\(chosen)/tests/\(DemoHistory.personUserID)/2")
-            print("dashboard-demo: operator pages http://127.0.0.1:\(chosen)/operator/")
+            let lines = """
+                dashboard-demo: person pages   http://127.0.0.1:\(chosen)/
+                dashboard-demo: a test page    http://127.0.0.1:\(chosen)/tests/\(DemoHistory.personUserID)/2
+                dashboard-demo: operator pages http://127.0.0.1:\(chosen)/operator/
+
+                """
+            // Written unbuffered so that scripts reading a redirected stdout see the address at once.
+            FileHandle.standardOutput.write(Data(lines.utf8))
         },
         logger: logger)
     try await app.runService()
