@@ -32,7 +32,9 @@ func runDashboardBenchmarks(
         try await historyStore.save(tests: records)
         seeded += batch
     }
-    print("  seeded \(historyTests) person tests in \(fixed(monotonicSeconds() - seedStart, 2)) s (\(historyStore.databaseName))")
+    print(
+        "  seeded \(historyTests) person tests in \(fixed(monotonicSeconds() - seedStart, 2)) s (\(historyStore.databaseName))"
+    )
     let person = try Dashboard(
         configuration: DashboardConfiguration(
             store: historyStore, userID: DemoHistory.personUserID, catalog: DemoHistory.catalog))
@@ -56,12 +58,15 @@ func runDashboardBenchmarks(
         "  seeded \(crowdTests) crowd tests in \(fixed(monotonicSeconds() - crowdStart, 1)) s, peak RSS "
             + "\(fixed(peakResidentMiB(), 0)) MiB")
     let operatorDashboard = try Dashboard(
-        configuration: DashboardConfiguration(store: crowdStore, catalog: DemoHistory.catalog, operatorDefaultDays: 366))
+        configuration: DashboardConfiguration(store: crowdStore, catalog: DemoHistory.catalog, operatorDefaultDays: 366)
+    )
     let overview = try await timeAsync(repetitions: repetitions) {
         let html = try await operatorDashboard.renderOperatorPage(language: .english)
         precondition(html.contains("id=\"matrix-table\""))
     }
-    print("  operator page (matrix): median \(fixed(overview.median * 1_000, 1)) ms, min \(fixed(overview.min * 1_000, 1)) ms")
+    print(
+        "  operator page (matrix): median \(fixed(overview.median * 1_000, 1)) ms, min \(fixed(overview.min * 1_000, 1)) ms"
+    )
     await crowdStore.close()
 }
 
@@ -83,7 +88,8 @@ private func retarget(_ record: TestRecord, to key: TestKey) -> TestRecord {
 }
 
 /// Runs `body` `repetitions` times after one warm-up and returns (median, min) seconds.
-private func timeAsync(repetitions: Int, _ body: () async throws -> Void) async throws -> (median: Double, min: Double) {
+private func timeAsync(repetitions: Int, _ body: () async throws -> Void) async throws -> (median: Double, min: Double)
+{
     try await body()
     var times: [Double] = []
     for _ in 0..<max(1, repetitions) {

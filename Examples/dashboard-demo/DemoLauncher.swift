@@ -17,7 +17,8 @@ actor DemoLauncher: TestLauncher {
 
     nonisolated func availableTests() async throws -> [LaunchableTest] {
         DemoHistory.apps.map {
-            LaunchableTest(id: $0.id, name: $0.name, category: $0.category.rawValue.lowercased(), durationSeconds: $0.seconds)
+            LaunchableTest(
+                id: $0.id, name: $0.name, category: $0.category.rawValue.lowercased(), durationSeconds: $0.seconds)
         }
     }
 

@@ -64,14 +64,16 @@ do {
     let dashboard = try Dashboard(
         configuration: DashboardConfiguration(
             store: store, userID: DemoHistory.personUserID, launcher: launcher, catalog: DemoHistory.catalog,
-            health: DemoHealth(startedAt: now), localizations: DemoLocalizations(runs: DemoHistory.localizationRuns(now: now)),
+            health: DemoHealth(startedAt: now),
+            localizations: DemoLocalizations(runs: DemoHistory.localizationRuns(now: now)),
             logger: logger))
     let router = Router()
     dashboard.addPersonRoutes(to: router)
     dashboard.addOperatorRoutes(to: router)
     let app = Application(
         router: router,
-        configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: requestedPort), serverName: "wehe-dashboard-demo"),
+        configuration: ApplicationConfiguration(
+            address: .hostname("127.0.0.1", port: requestedPort), serverName: "wehe-dashboard-demo"),
         services: [dashboard.runner],
         onServerRunning: { channel in
             let chosen = channel.localAddress?.port ?? requestedPort

@@ -14,7 +14,8 @@ extension Dashboard {
 
     private func requestInfo(path: String, language: Language) -> RequestInfo {
         let request = Request(
-            head: HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: path + "?lang=" + language.rawValue),
+            head: HTTPRequest(
+                method: .get, scheme: "http", authority: "localhost", path: path + "?lang=" + language.rawValue),
             body: RequestBody(buffer: ByteBuffer()))
         return RequestInfo(request: request, configuration: configuration)
     }

@@ -7,7 +7,7 @@ import WeheStore
 @testable import WeheWeb
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 @Suite("live server")

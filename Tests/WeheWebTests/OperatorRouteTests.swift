@@ -18,7 +18,8 @@ struct FixedLocalizations: LocalizationListing {
 
 struct FixedHealth: ServerHealthSource {
     func healthSnapshot() async -> ServerHealthSnapshot {
-        ServerHealthSnapshot(startedAt: fixedNow.addingTimeInterval(-86_400), items: [HealthItem(name: "Active sessions", value: "7")])
+        ServerHealthSnapshot(
+            startedAt: fixedNow.addingTimeInterval(-86_400), items: [HealthItem(name: "Active sessions", value: "7")])
     }
 }
 
@@ -53,7 +54,9 @@ struct OperatorRouteTests {
             #expect(html.contains("Active sessions"))
             #expect(html.contains("<dt>Session errors</dt><dd>1 "))
             #expect(html.contains("Needs attention"))
-            #expect(html.contains("href=\"/operator/data.csv?from=2026-02-20&amp;to=2026-03-15&amp;table=matrix&amp;lang=en\""))
+            #expect(
+                html.contains(
+                    "href=\"/operator/data.csv?from=2026-02-20&amp;to=2026-03-15&amp;table=matrix&amp;lang=en\""))
             #expect(html.contains("<option value=\"Comcast\">Comcast</option>"))
             let json = try await client.execute(uri: "/operator/data.json?" + Self.range, method: .get)
             let overview = try decodeOverview(json.text)
@@ -74,16 +77,20 @@ struct OperatorRouteTests {
         let harness = try Harness()
         let records = try await seedCrowd(harness.store, count: 200)
         try await harness.test { client in
-            let uri = "/operator/data.json?" + Self.range + "&provider=Comcast&provider=Verizon+%28cellular%29&app=Youtube-02202024"
+            let uri =
+                "/operator/data.json?" + Self.range
+                + "&provider=Comcast&provider=Verizon+%28cellular%29&app=Youtube-02202024"
             let overview = try decodeOverview(try await client.execute(uri: uri, method: .get).text)
             let expected = records.filter {
-                ["Comcast", "Verizon (cellular)"].contains($0.metadata.provider ?? "") && $0.metadata.replayName == "Youtube-02202024"
+                ["Comcast", "Verizon (cellular)"].contains($0.metadata.provider ?? "")
+                    && $0.metadata.replayName == "Youtube-02202024"
             }
             #expect(overview.totalTests == expected.count)
             #expect(overview.perDay.reduce(0) { $0 + $1.tests } == expected.count)
             #expect(Set(overview.perProvider.map(\.name)).isSubset(of: ["Comcast", "Verizon (cellular)"]))
             #expect(overview.availableProviders.count == DemoHistory.providers.count)
-            let page = try await client.execute(uri: "/operator/?" + Self.range + "&provider=Comcast", method: .get).text
+            let page = try await client.execute(uri: "/operator/?" + Self.range + "&provider=Comcast", method: .get)
+                .text
             #expect(page.contains("<option value=\"Comcast\" selected>Comcast</option>"))
         }
     }
@@ -120,7 +127,9 @@ struct OperatorRouteTests {
         try await harness.test { client in
             let matrix = try await client.execute(uri: "/operator/data.csv?table=matrix&" + Self.range, method: .get)
             #expect(matrix.headers[.contentType] == "text/csv; charset=utf-8")
-            #expect(matrix.headers[HTTPField.Name("content-disposition")!] == "attachment; filename=\"wehe-matrix-2026-02-20-2026-03-15.csv\"")
+            #expect(
+                matrix.headers[HTTPField.Name("content-disposition")!]
+                    == "attachment; filename=\"wehe-matrix-2026-02-20-2026-03-15.csv\"")
             let lines = matrix.text.split(separator: "\r\n")
             #expect(lines.first == "provider,replay,tests,differentiation")
             let total = lines.dropFirst().compactMap { Int($0.split(separator: ",").reversed()[1]) }.reduce(0, +)
@@ -128,7 +137,8 @@ struct OperatorRouteTests {
             let days = try await client.execute(uri: "/operator/data.csv?table=days&" + Self.range, method: .get).text
             #expect(days.hasPrefix("day,tests\r\n2026-02-20,"))
             for table in ["apps", "providers", "wehey", "health"] {
-                let response = try await client.execute(uri: "/operator/data.csv?table=\(table)&" + Self.range, method: .get)
+                let response = try await client.execute(
+                    uri: "/operator/data.csv?table=\(table)&" + Self.range, method: .get)
                 #expect(response.status == .ok, "\(table)")
             }
         }
@@ -138,7 +148,8 @@ struct OperatorRouteTests {
     func findings() async throws {
         let harness = try Harness()
         var history = DemoHistory(seed: 21, samplesPerReplay: 40, analyse: false)
-        let capped = DemoHistory.Provider(name: "CapNet", capacity: 30, caps: ["Netflix-06072024": 1.5], blocked: [], weight: 1)
+        let capped = DemoHistory.Provider(
+            name: "CapNet", capacity: 30, caps: ["Netflix-06072024": 1.5], blocked: [], weight: 1)
         let open = DemoHistory.Provider(name: "OpenNet", capacity: 30, caps: [:], blocked: [], weight: 1)
         let netflix = try #require(DemoHistory.apps.first { $0.replay == "Netflix-06072024" })
         var records: [TestRecord] = []
@@ -157,13 +168,16 @@ struct OperatorRouteTests {
             let decoder = JSONDecoder()
             let reports = try decoder.decode(
                 [CrowdGroupReport].self,
-                from: Data(try await client.execute(uri: "/operator/findings.json?" + Self.range, method: .get).text.utf8))
+                from: Data(
+                    try await client.execute(uri: "/operator/findings.json?" + Self.range, method: .get).text.utf8))
             let cap = try #require(reports.first { $0.provider == "CapNet" })
             #expect(cap.totalTests == 130)
             let rate = try #require(cap.rates.first)
             #expect(abs(rate.rate - 1.5) < 0.3)
             #expect(reports.first { $0.provider == "OpenNet" }?.rates.isEmpty == true)
-            #expect(page.text.contains("<tr class=\"found\"><td>CapNet</td><th scope=\"row\">Netflix</th><td class=\"num\">130</td>"))
+            #expect(
+                page.text.contains(
+                    "<tr class=\"found\"><td>CapNet</td><th scope=\"row\">Netflix</th><td class=\"num\">130</td>"))
             let csv = try await client.execute(uri: "/operator/findings.csv?" + Self.range, method: .get).text
             #expect(csv.contains("CapNet,Netflix-06072024,130,"))
             let overview = try await client.execute(uri: "/operator/?" + Self.range, method: .get).text

@@ -65,12 +65,14 @@ struct PersonRouteTests {
         let harness = try Harness()
         _ = try await seedPerson(harness.store, count: 2)
         try await harness.test { client in
-            let french = try await client.execute(uri: "/", method: .get, headers: [.acceptLanguage: "fr-CA,fr;q=0.9,en;q=0.5"])
+            let french = try await client.execute(
+                uri: "/", method: .get, headers: [.acceptLanguage: "fr-CA,fr;q=0.9,en;q=0.5"])
             #expect(french.text.contains("<html lang=\"fr\">"))
             #expect(french.text.contains("Vos résultats"))
             let override = try await client.execute(uri: "/?lang=en", method: .get, headers: [.acceptLanguage: "fr"])
             #expect(override.text.contains("Your test results"))
-            let unknown = try await client.execute(uri: "/?lang=xx", method: .get, headers: [.acceptLanguage: "de, *;q=0.1"])
+            let unknown = try await client.execute(
+                uri: "/?lang=xx", method: .get, headers: [.acceptLanguage: "de, *;q=0.1"])
             #expect(unknown.status == .ok)
             #expect(unknown.text.contains("<html lang=\"en\">"))
         }
@@ -82,7 +84,9 @@ struct PersonRouteTests {
         try await harness.test { client in
             let response = try await client.execute(uri: "/", method: .get)
             #expect(response.status == .ok)
-            #expect(response.text.contains(Strings(.english)["history_no_user"].replacingOccurrences(of: "'", with: "&#39;")))
+            #expect(
+                response.text.contains(
+                    Strings(.english)["history_no_user"].replacingOccurrences(of: "'", with: "&#39;")))
             let api = try await client.execute(uri: "/api/history", method: .get)
             #expect(api.status == .notFound)
         }
@@ -105,7 +109,8 @@ struct PersonRouteTests {
         let control = (0..<50).map { 8 + Double($0 % 7) * 0.5 }
         let summary = makeSummary(verdict: .differentiation, original: 1.5, control: 9.5, p: 1e-12)
         try await harness.store.save(
-            test: customTest(count: 4, provider: "Orange (cellular)", replay: "Netflix-06072024", original: original,
+            test: customTest(
+                count: 4, provider: "Orange (cellular)", replay: "Netflix-06072024", original: original,
                 control: control, summary: summary))
         try await harness.test { client in
             let response = try await client.execute(uri: "/tests/demo-user/4", method: .get)
@@ -135,16 +140,27 @@ struct PersonRouteTests {
         let harness = try Harness()
         let samples = (0..<20).map { 5 + Double($0 % 3) }
         let cases: [(AnalysisSummary?, String, String)] = [
-            (makeSummary(verdict: .noDifferentiation, original: 5, control: 5.2, p: 0.4), "No differentiation:", "badge-none"),
-            (makeSummary(verdict: .inconclusive, original: 2, control: 6, p: 0.2), "Inconclusive: the averages differ by 67%", "badge-inconclusive"),
-            (makeSummary(verdict: .inconclusive, original: 2, control: 6, p: 0.001, ratio: 0.5, iosRules: true), "did not hold up when the samples were resampled", "badge-inconclusive"),
+            (
+                makeSummary(verdict: .noDifferentiation, original: 5, control: 5.2, p: 0.4), "No differentiation:",
+                "badge-none"
+            ),
+            (
+                makeSummary(verdict: .inconclusive, original: 2, control: 6, p: 0.2),
+                "Inconclusive: the averages differ by 67%", "badge-inconclusive"
+            ),
+            (
+                makeSummary(verdict: .inconclusive, original: 2, control: 6, p: 0.001, ratio: 0.5, iosRules: true),
+                "did not hold up when the samples were resampled", "badge-inconclusive"
+            ),
             (makeSummary(verdict: .differentiation, original: 9, control: 3), "looks prioritized", "badge-diff"),
             (makeSummary(verdict: .blocked, original: 0, control: 3), "The tested port looks blocked", "badge-blocked"),
             (nil, "has not been analysed yet", "badge-pending"),
         ]
         for (index, item) in cases.enumerated() {
             try await harness.store.save(
-                test: customTest(count: index + 1, provider: "P", replay: "Spotify-06102024", original: samples, control: samples, summary: item.0))
+                test: customTest(
+                    count: index + 1, provider: "P", replay: "Spotify-06102024", original: samples, control: samples,
+                    summary: item.0))
         }
         try await harness.test { client in
             for (index, item) in cases.enumerated() {
@@ -160,7 +176,8 @@ struct PersonRouteTests {
         let harness = try Harness()
         _ = try await seedPerson(harness.store, count: 2)
         try await harness.store.save(
-            test: customTest(user: "someone-else", count: 1, provider: "P", replay: "Zoom-05062024", original: [1], control: [1]))
+            test: customTest(
+                user: "someone-else", count: 1, provider: "P", replay: "Zoom-05062024", original: [1], control: [1]))
         try await harness.test { client in
             let missing = try await client.execute(uri: "/tests/demo-user/999", method: .get)
             #expect(missing.status == .notFound)
@@ -209,7 +226,8 @@ struct PersonRouteTests {
         let hostile = "<script>alert(1)</script>"
         let replay = "\"><img src=x onerror=alert(2)>-01012024"
         try await harness.store.save(
-            test: customTest(count: 1, provider: hostile, replay: replay, original: [1, 2, 3], control: [3, 4, 5],
+            test: customTest(
+                count: 1, provider: hostile, replay: replay, original: [1, 2, 3], control: [3, 4, 5],
                 summary: makeSummary(verdict: .differentiation, original: 2, control: 4)))
         try await harness.test { client in
             for uri in ["/", "/tests/demo-user/1", "/operator/?from=2026-03-01&to=2026-03-15"] {

@@ -11,7 +11,8 @@ struct RenderingTests {
         #expect(SVG.escape("<a href=\"x\">'&'</a>") == "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;")
         var svg = SVG()
         svg.element("text", ["data-x": "\"><script>"], text: "<script>alert(1)</script>")
-        #expect(svg.rendered == "<text data-x=\"&quot;&gt;&lt;script&gt;\">&lt;script&gt;alert(1)&lt;/script&gt;</text>")
+        #expect(
+            svg.rendered == "<text data-x=\"&quot;&gt;&lt;script&gt;\">&lt;script&gt;alert(1)&lt;/script&gt;</text>")
     }
 
     @Test("chart labels from the store are escaped inside the SVG")
@@ -138,7 +139,8 @@ struct RenderingTests {
         ] {
             #expect(throws: WeheWebError(.invalidConfiguration, "")) { try Dashboard(configuration: bad) }
         }
-        let fine = try Dashboard(configuration: DashboardConfiguration(store: store, personPath: "/me/", operatorPath: "/ops"))
+        let fine = try Dashboard(
+            configuration: DashboardConfiguration(store: store, personPath: "/me/", operatorPath: "/ops"))
         #expect(fine.configuration.personPath == "/me")
     }
 }

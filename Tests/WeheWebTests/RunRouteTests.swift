@@ -75,7 +75,8 @@ func waitForEnd(_ client: any TestClientProtocol, run: String) async throws -> S
 struct RunRouteTests {
     static let form = ["content-type": "application/x-www-form-urlencoded"]
 
-    func post(_ client: any TestClientProtocol, _ body: String, headers: HTTPFields = [:]) async throws -> TestResponse {
+    func post(_ client: any TestClientProtocol, _ body: String, headers: HTTPFields = [:]) async throws -> TestResponse
+    {
         var all: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
         all.append(contentsOf: headers)
         return try await client.execute(uri: "/run", method: .post, headers: all, body: ByteBuffer(string: body))
@@ -121,8 +122,13 @@ struct RunRouteTests {
             #expect(progress.contains("class=\"series series-original\""))
             let events = try await client.execute(uri: "/run/run-1/events", method: .get)
             #expect(events.headers[.contentType] == "text/event-stream; charset=utf-8")
-            #expect(events.text.contains("event: state\ndata: {\"href\":\"/tests/demo-user/77?lang=en\",\"label\":\"Finished.\",\"state\":\"finished\""))
-            #expect(events.text.contains("event: sample\ndata: {\"mbps\":1.5,\"role\":\"original\",\"seconds\":0.2,\"type\":\"sample\"}"))
+            #expect(
+                events.text.contains(
+                    "event: state\ndata: {\"href\":\"/tests/demo-user/77?lang=en\",\"label\":\"Finished.\",\"state\":\"finished\""
+                ))
+            #expect(
+                events.text.contains(
+                    "event: sample\ndata: {\"mbps\":1.5,\"role\":\"original\",\"seconds\":0.2,\"type\":\"sample\"}"))
             #expect(events.text.contains("\"text\":\"hello <b>server</b>\""))
             let chart = try await client.execute(uri: "/run/run-1/chart", method: .get)
             #expect(chart.text.hasPrefix("<svg"))
@@ -158,7 +164,8 @@ struct RunRouteTests {
     @Test("a failing launcher ends the run as failed with its message")
     func failure() async throws {
         let store = InMemoryResultStore()
-        let harness = try Harness(store: store, launcher: ScriptedLauncher(store: store, failure: "server refused <us>"))
+        let harness = try Harness(
+            store: store, launcher: ScriptedLauncher(store: store, failure: "server refused <us>"))
         try await harness.test { client in
             _ = try await post(client, "test=spotify")
             let final = try await waitForEnd(client, run: "run-1")

@@ -101,4 +101,3 @@ func makeSummary(
 enum WeheStoreFixture {
     static func store() -> InMemoryResultStore { InMemoryResultStore() }
 }
-

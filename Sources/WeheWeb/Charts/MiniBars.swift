@@ -26,14 +26,21 @@ package enum MiniBars {
         let total = counts.reduce(0, +)
         guard total > 0 else { return "" }
         var svg = SVG()
-        svg.open("svg", ["viewBox": "0 0 100 10", "class": "stack-bar", "aria-hidden": "true", "focusable": "false",
-            "preserveAspectRatio": "none"])
+        svg.open(
+            "svg",
+            [
+                "viewBox": "0 0 100 10", "class": "stack-bar", "aria-hidden": "true", "focusable": "false",
+                "preserveAspectRatio": "none",
+            ])
         var x = 0.0
         for (count, style) in zip(counts, styles) where count > 0 {
             let width = Double(count) / Double(total) * 100
             svg.empty(
                 "rect",
-                ["x": SVG.coordinate(x), "y": "0", "height": "10", "width": SVG.coordinate(width), "class": "seg-\(style)"])
+                [
+                    "x": SVG.coordinate(x), "y": "0", "height": "10", "width": SVG.coordinate(width),
+                    "class": "seg-\(style)",
+                ])
             x += width
         }
         svg.close("svg")

@@ -45,21 +45,29 @@ package struct DemoHistory: Sendable {
     package static let apps: [App] = [
         App(replay: "Youtube-02202024", name: "YouTube", id: "youtube", category: .video, seconds: 39, isPort: false),
         App(replay: "Netflix-06072024", name: "Netflix", id: "netflix", category: .video, seconds: 8, isPort: false),
-        App(replay: "DisneyPlus-05022024", name: "Disney+", id: "disneyplus", category: .video, seconds: 20, isPort: false),
+        App(
+            replay: "DisneyPlus-05022024", name: "Disney+", id: "disneyplus", category: .video, seconds: 20,
+            isPort: false),
         App(replay: "Twitch-04292024", name: "Twitch", id: "twitch", category: .video, seconds: 25, isPort: false),
         App(replay: "Spotify-06102024", name: "Spotify", id: "spotify", category: .music, seconds: 6, isPort: false),
         App(replay: "Deezer-09012019", name: "Deezer", id: "deezer", category: .music, seconds: 10, isPort: false),
         App(replay: "Zoom-05062024", name: "Zoom", id: "zoom", category: .conferencing, seconds: 23, isPort: false),
         App(replay: "Skype-06172024", name: "Skype", id: "skype", category: .conferencing, seconds: 20, isPort: false),
-        App(replay: "port_6881", name: "Port 6881 (BitTorrent)", id: "port6881s", category: .smallPort, seconds: 2, isPort: true),
-        App(replay: "port_853", name: "Port 853 (DNS over TLS)", id: "port853s", category: .smallPort, seconds: 2, isPort: true),
+        App(
+            replay: "port_6881", name: "Port 6881 (BitTorrent)", id: "port6881s", category: .smallPort, seconds: 2,
+            isPort: true),
+        App(
+            replay: "port_853", name: "Port 853 (DNS over TLS)", id: "port853s", category: .smallPort, seconds: 2,
+            isPort: true),
     ]
 
     /// The demo's providers.
     package static let providers: [Provider] = [
         Provider(
             name: "T-Mobile (cellular)", capacity: 38,
-            caps: ["Youtube-02202024": 1.5, "Netflix-06072024": 1.5, "DisneyPlus-05022024": 1.5, "Twitch-04292024": 1.5],
+            caps: [
+                "Youtube-02202024": 1.5, "Netflix-06072024": 1.5, "DisneyPlus-05022024": 1.5, "Twitch-04292024": 1.5,
+            ],
             blocked: [], weight: 3),
         Provider(
             name: "Verizon (cellular)", capacity: 45, caps: ["Youtube-02202024": 2.0, "Netflix-06072024": 2.0],
@@ -67,7 +75,8 @@ package struct DemoHistory: Sendable {
         Provider(name: "AT&T (cellular)", capacity: 30, caps: ["Netflix-06072024": 1.6], blocked: [], weight: 2),
         Provider(name: "Comcast", capacity: 120, caps: [:], blocked: [], weight: 2),
         Provider(
-            name: "Orange (cellular)", capacity: 25, caps: ["Netflix-06072024": 1.2], blocked: ["port_6881"], weight: 1.5
+            name: "Orange (cellular)", capacity: 25, caps: ["Netflix-06072024": 1.2], blocked: ["port_6881"],
+            weight: 1.5
         ),
         Provider(name: "Free (Wi-Fi)", capacity: 90, caps: [:], blocked: [], weight: 1.5),
         Provider(name: "SFR (cellular)", capacity: 22, caps: [:], blocked: ["port_6881"], weight: 1),
@@ -80,7 +89,8 @@ package struct DemoHistory: Sendable {
             entries: apps.map { app in
                 CatalogEntry(
                     id: app.id, name: app.name, image: app.id, category: app.category, durationSeconds: app.seconds,
-                    sizeMB: nil, originalFile: app.replay.replacingOccurrences(of: "-", with: "_") + ".pcap_client_all.json",
+                    sizeMB: nil,
+                    originalFile: app.replay.replacingOccurrences(of: "-", with: "_") + ".pcap_client_all.json",
                     controlFile: nil)
             }, port443Small: nil, port443Large: nil)
     }
@@ -164,7 +174,10 @@ package struct DemoHistory: Sendable {
         }
         let originalSeries = ThroughputSeries(mbps: original, interval: interval)
         let controlSeries = ThroughputSeries(mbps: control, interval: interval)
-        let summary = blocked ? blockedSummary(control: controlSeries) : summarize(original: originalSeries, control: controlSeries, seed: generator.next())
+        let summary =
+            blocked
+            ? blockedSummary(control: controlSeries)
+            : summarize(original: originalSeries, control: controlSeries, seed: generator.next())
         let metadata = TestMetadata(
             replayName: app.replay, startedAt: startedAt, provider: provider.name,
             networkType: provider.name.contains("cellular") ? "LTE" : "WIFI", clientVersion: "wehe-swift 0.1",
@@ -202,7 +215,8 @@ package struct DemoHistory: Sendable {
         let threshold = top > 10 ? 0.3 : 0.5
         let differs = abs(area) >= threshold
         return AnalysisSummary(
-            areaTest: area, ks2RatioTest: differs ? 1 : 0.2, originalMeanMbps: originalMean, controlMeanMbps: controlMean,
+            areaTest: area, ks2RatioTest: differs ? 1 : 0.2, originalMeanMbps: originalMean,
+            controlMeanMbps: controlMean,
             ksStatistic: differs ? 0.9 : 0.1, ksPValue: differs ? 1e-9 : 0.5,
             verdict: differs ? .differentiation : .noDifferentiation,
             direction: differs ? (area > 0 ? .throttled : .prioritized) : nil,
@@ -215,7 +229,8 @@ package struct DemoHistory: Sendable {
         return verdicts.enumerated().map { index, verdict in
             LocalizationRun(
                 userID: "user-\(900 + index)", historyCounts: [10 + index, 11 + index],
-                servers: ["mlab-lga03", "mlab-ord05"], replayName: index % 2 == 0 ? "Netflix-06072024" : "Youtube-02202024",
+                servers: ["mlab-lga03", "mlab-ord05"],
+                replayName: index % 2 == 0 ? "Netflix-06072024" : "Youtube-02202024",
                 singleServer: "mlab-lga03", singleHistoryCount: 9 + index,
                 requestedAt: now.addingTimeInterval(-Double(index) * 86_400 * 3 - 4_000),
                 summary: verdict.map { verdict in
@@ -236,7 +251,8 @@ package struct DemoHistory: Sendable {
             events.append(SessionEvent(at: now.addingTimeInterval(-Double(index) * 3_000 + 60), kind: .replayCompleted))
         }
         events.append(SessionEvent(at: now.addingTimeInterval(-7_200), kind: .admissionDenied, detail: "0;2;100"))
-        events.append(SessionEvent(at: now.addingTimeInterval(-5_000), kind: .error, detail: "side channel closed early"))
+        events.append(
+            SessionEvent(at: now.addingTimeInterval(-5_000), kind: .error, detail: "side channel closed early"))
         return events
     }
 }

@@ -91,12 +91,15 @@ package actor TestRunRegistry {
     /// run ends. `nil` for an unknown run.
     package func subscribe(_ id: String) -> AsyncStream<TestRunUpdate>? {
         guard let run = runs[id] else { return nil }
-        let (stream, continuation) = AsyncStream.makeStream(of: TestRunUpdate.self, bufferingPolicy: .bufferingNewest(4_096))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: TestRunUpdate.self, bufferingPolicy: .bufferingNewest(4_096))
         continuation.yield(.state(run.state))
         if let phase = run.phase { continuation.yield(.progress(.phase(phase))) }
         continuation.yield(.progress(.fraction(run.fraction)))
         for (role, samples) in run.samples.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            for sample in samples { continuation.yield(.progress(.sample(role, seconds: sample.seconds, mbps: sample.mbps))) }
+            for sample in samples {
+                continuation.yield(.progress(.sample(role, seconds: sample.seconds, mbps: sample.mbps)))
+            }
         }
         for message in run.messages { continuation.yield(.progress(.message(message))) }
         if run.state.isTerminal {
@@ -123,7 +126,8 @@ package actor TestRunRegistry {
     }
 
     private func trim() {
-        while order.count > maximumKeptRuns, let index = order.firstIndex(where: { runs[$0]?.state.isTerminal ?? true }) {
+        while order.count > maximumKeptRuns, let index = order.firstIndex(where: { runs[$0]?.state.isTerminal ?? true })
+        {
             runs[order[index]] = nil
             order.remove(at: index)
         }

@@ -42,7 +42,8 @@ package enum Language: String, Sendable, Hashable, Codable, CaseIterable {
 
     /// The language of a tag such as `fr`, `fr-CA`, `en_GB` (case-insensitive), if supported.
     package static func match(_ tag: String) -> Language? {
-        let primary = tag.trimmingCharacters(in: .whitespaces).lowercased()
+        let primary =
+            tag.trimmingCharacters(in: .whitespaces).lowercased()
             .split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map(String.init) ?? ""
         return Language(rawValue: primary)
     }

@@ -65,10 +65,12 @@ package struct Strings: Sendable {
         "test_back": "Back to all tests",
         "test_chart_title": "Throughput over time",
         "test_chart_desc": "Throughput of the app's traffic and of the control traffic during the test, in Mbit/s.",
-        "test_chart_caption": "The app's traffic (solid line) and the control traffic (dashed line), which carries the same bytes disguised so that the network cannot recognise the app.",
+        "test_chart_caption":
+            "The app's traffic (solid line) and the control traffic (dashed line), which carries the same bytes disguised so that the network cannot recognise the app.",
         "test_cdf_title": "Distribution of throughput",
         "test_cdf_desc": "Fraction of samples at or below each throughput, for the app's traffic and the control.",
-        "test_cdf_caption": "Each curve shows the share of measurements at or below a speed (zero samples left out, as the KS test does). The vertical bar marks the largest gap between the curves, the KS statistic D; the dotted lines mark the average speeds that the area statistic compares.",
+        "test_cdf_caption":
+            "Each curve shows the share of measurements at or below a speed (zero samples left out, as the KS test does). The vertical bar marks the largest gap between the curves, the KS statistic D; the dotted lines mark the average speeds that the area statistic compares.",
         "test_cdf_gap": "D = {d}",
         "axis_time": "Time since the replay started (s)",
         "axis_throughput": "Throughput (Mbit/s)",
@@ -93,14 +95,21 @@ package struct Strings: Sendable {
         "stat_note": "Note",
         "download_json": "Download this test as JSON",
         "explain_missing": "This test has not been analysed yet, so there is no verdict.",
-        "explain_throttled": "{app} looks throttled: its traffic averaged {original} Mbit/s against {control} Mbit/s for the control ({difference} slower, above the {area} threshold), and the two speed distributions clearly differ (KS p-value {p}, below {pthreshold}).",
-        "explain_prioritized": "{app} looks prioritized: its traffic averaged {original} Mbit/s against {control} Mbit/s for the control ({difference} faster, above the {area} threshold), and the two speed distributions clearly differ (KS p-value {p}, below {pthreshold}).",
-        "explain_none": "No differentiation: {app}'s traffic averaged {original} Mbit/s and the control {control} Mbit/s, a difference of {difference}, below the {area} threshold.",
-        "explain_inconclusive": "Inconclusive: the averages differ by {difference} ({original} against {control} Mbit/s), but the speed distributions do not differ clearly enough (KS p-value {p}, needs below {pthreshold}). Running the test again can confirm it.",
-        "explain_inconclusive_ratio": "Inconclusive: the averages differ by {difference} ({original} against {control} Mbit/s), but the difference did not hold up when the samples were resampled (ratio {ratio}, needs {rthreshold}). Running the test again can confirm it.",
-        "explain_blocked": "The tested port looks blocked: its traffic did not get through, while the control averaged {control} Mbit/s.",
+        "explain_throttled":
+            "{app} looks throttled: its traffic averaged {original} Mbit/s against {control} Mbit/s for the control ({difference} slower, above the {area} threshold), and the two speed distributions clearly differ (KS p-value {p}, below {pthreshold}).",
+        "explain_prioritized":
+            "{app} looks prioritized: its traffic averaged {original} Mbit/s against {control} Mbit/s for the control ({difference} faster, above the {area} threshold), and the two speed distributions clearly differ (KS p-value {p}, below {pthreshold}).",
+        "explain_none":
+            "No differentiation: {app}'s traffic averaged {original} Mbit/s and the control {control} Mbit/s, a difference of {difference}, below the {area} threshold.",
+        "explain_inconclusive":
+            "Inconclusive: the averages differ by {difference} ({original} against {control} Mbit/s), but the speed distributions do not differ clearly enough (KS p-value {p}, needs below {pthreshold}). Running the test again can confirm it.",
+        "explain_inconclusive_ratio":
+            "Inconclusive: the averages differ by {difference} ({original} against {control} Mbit/s), but the difference did not hold up when the samples were resampled (ratio {ratio}, needs {rthreshold}). Running the test again can confirm it.",
+        "explain_blocked":
+            "The tested port looks blocked: its traffic did not get through, while the control averaged {control} Mbit/s.",
         "run_title": "Run a new test",
-        "run_intro": "Pick an app. The test replays its traffic and a disguised copy, one after the other; it takes about a minute and uses some data.",
+        "run_intro":
+            "Pick an app. The test replays its traffic and a disguised copy, one after the other; it takes about a minute and uses some data.",
         "run_unavailable": "Starting tests from the browser is not available here. Use the wehe command instead.",
         "run_start": "Start the test",
         "run_choose": "Which app?",
@@ -138,13 +147,16 @@ package struct Strings: Sendable {
         "section_per_app": "Verdicts per app",
         "section_per_provider": "Verdicts per provider",
         "section_matrix": "Provider × app",
-        "matrix_caption": "Tests per provider and app, with the share that showed differentiation. Darker cells have a higher share.",
+        "matrix_caption":
+            "Tests per provider and app, with the share that showed differentiation. Darker cells have a higher share.",
         "matrix_cell": "{count} tests, {share} differentiation",
         "section_findings": "Fixed-rate throttling found by the crowd analysis",
-        "findings_intro": "Groups of tests of one provider and app are checked for a throughput that the app's traffic keeps hitting while the control does not: the signature of a fixed-rate throttle.",
+        "findings_intro":
+            "Groups of tests of one provider and app are checked for a throughput that the app's traffic keeps hitting while the control does not: the signature of a fixed-rate throttle.",
         "findings_compute": "Compute the findings for this selection",
         "findings_none": "No fixed throttling rate found in this selection.",
-        "findings_too_many": "This selection holds {count} tests, more than the {limit} the analysis reads at once. Narrow the dates, provider or app.",
+        "findings_too_many":
+            "This selection holds {count} tests, more than the {limit} the analysis reads at once. Narrow the dates, provider or app.",
         "findings_cached": "Computed at {time}.",
         "col_positive": "Tests flagged",
         "col_rates": "Rate found (Mbit/s)",
@@ -203,10 +215,13 @@ package struct Strings: Sendable {
         "language": "Langue",
         "footer": "Wehe vérifie si votre fournisseur d'accès traite différemment le trafic de certaines applications.",
         "history_title": "Vos résultats",
-        "history_intro": "Chaque test rejoue le trafic d'une application et une copie déguisée de celui-ci, puis compare leurs débits.",
+        "history_intro":
+            "Chaque test rejoue le trafic d'une application et une copie déguisée de celui-ci, puis compare leurs débits.",
         "history_caption": "Tests passés, du plus récent au plus ancien",
-        "history_empty": "Aucun test pour l'instant. Lancez-en un pour savoir si votre fournisseur traite une application différemment.",
-        "history_no_user": "Aucun utilisateur n'est configuré pour ce tableau de bord : il n'y a pas d'historique à afficher.",
+        "history_empty":
+            "Aucun test pour l'instant. Lancez-en un pour savoir si votre fournisseur traite une application différemment.",
+        "history_no_user":
+            "Aucun utilisateur n'est configuré pour ce tableau de bord : il n'y a pas d'historique à afficher.",
         "history_older": "Tests plus anciens",
         "history_newest": "Tests les plus récents",
         "col_date": "Date",
@@ -232,10 +247,13 @@ package struct Strings: Sendable {
         "test_back": "Retour à tous les tests",
         "test_chart_title": "Débit au fil du temps",
         "test_chart_desc": "Débit du trafic de l'application et du trafic témoin pendant le test, en Mbit/s.",
-        "test_chart_caption": "Le trafic de l'application (trait plein) et le trafic témoin (tirets), qui porte les mêmes octets déguisés pour que le réseau ne reconnaisse pas l'application.",
+        "test_chart_caption":
+            "Le trafic de l'application (trait plein) et le trafic témoin (tirets), qui porte les mêmes octets déguisés pour que le réseau ne reconnaisse pas l'application.",
         "test_cdf_title": "Répartition des débits",
-        "test_cdf_desc": "Part des mesures inférieures ou égales à chaque débit, pour le trafic de l'application et le témoin.",
-        "test_cdf_caption": "Chaque courbe donne la part des mesures inférieures ou égales à un débit (mesures nulles exclues, comme dans le test KS). La barre verticale marque le plus grand écart entre les courbes, la statistique D du test KS ; les pointillés marquent les débits moyens que compare la statistique d'aire.",
+        "test_cdf_desc":
+            "Part des mesures inférieures ou égales à chaque débit, pour le trafic de l'application et le témoin.",
+        "test_cdf_caption":
+            "Chaque courbe donne la part des mesures inférieures ou égales à un débit (mesures nulles exclues, comme dans le test KS). La barre verticale marque le plus grand écart entre les courbes, la statistique D du test KS ; les pointillés marquent les débits moyens que compare la statistique d'aire.",
         "test_cdf_gap": "D = {d}",
         "axis_time": "Temps depuis le début du rejeu (s)",
         "axis_throughput": "Débit (Mbit/s)",
@@ -260,15 +278,23 @@ package struct Strings: Sendable {
         "stat_note": "Remarque",
         "download_json": "Télécharger ce test en JSON",
         "explain_missing": "Ce test n'a pas encore été analysé : il n'y a pas de verdict.",
-        "explain_throttled": "{app} semble ralenti : son trafic a atteint en moyenne {original} Mbit/s contre {control} Mbit/s pour le témoin ({difference} plus lent, au-delà du seuil de {area}), et les deux répartitions de débit diffèrent nettement (valeur p du test KS {p}, sous {pthreshold}).",
-        "explain_prioritized": "{app} semble favorisé : son trafic a atteint en moyenne {original} Mbit/s contre {control} Mbit/s pour le témoin ({difference} plus rapide, au-delà du seuil de {area}), et les deux répartitions de débit diffèrent nettement (valeur p du test KS {p}, sous {pthreshold}).",
-        "explain_none": "Pas de différenciation : le trafic de {app} a atteint en moyenne {original} Mbit/s et le témoin {control} Mbit/s, un écart de {difference}, sous le seuil de {area}.",
-        "explain_inconclusive": "Non concluant : les moyennes diffèrent de {difference} ({original} contre {control} Mbit/s), mais les répartitions de débit ne diffèrent pas assez nettement (valeur p du test KS {p}, il faut moins de {pthreshold}). Relancer le test permet de confirmer.",
-        "explain_inconclusive_ratio": "Non concluant : les moyennes diffèrent de {difference} ({original} contre {control} Mbit/s), mais l'écart ne résiste pas au rééchantillonnage (ratio {ratio}, il faut {rthreshold}). Relancer le test permet de confirmer.",
-        "explain_blocked": "Le port testé semble bloqué : son trafic n'est pas passé, alors que le témoin a atteint en moyenne {control} Mbit/s.",
+        "explain_throttled":
+            "{app} semble ralenti : son trafic a atteint en moyenne {original} Mbit/s contre {control} Mbit/s pour le témoin ({difference} plus lent, au-delà du seuil de {area}), et les deux répartitions de débit diffèrent nettement (valeur p du test KS {p}, sous {pthreshold}).",
+        "explain_prioritized":
+            "{app} semble favorisé : son trafic a atteint en moyenne {original} Mbit/s contre {control} Mbit/s pour le témoin ({difference} plus rapide, au-delà du seuil de {area}), et les deux répartitions de débit diffèrent nettement (valeur p du test KS {p}, sous {pthreshold}).",
+        "explain_none":
+            "Pas de différenciation : le trafic de {app} a atteint en moyenne {original} Mbit/s et le témoin {control} Mbit/s, un écart de {difference}, sous le seuil de {area}.",
+        "explain_inconclusive":
+            "Non concluant : les moyennes diffèrent de {difference} ({original} contre {control} Mbit/s), mais les répartitions de débit ne diffèrent pas assez nettement (valeur p du test KS {p}, il faut moins de {pthreshold}). Relancer le test permet de confirmer.",
+        "explain_inconclusive_ratio":
+            "Non concluant : les moyennes diffèrent de {difference} ({original} contre {control} Mbit/s), mais l'écart ne résiste pas au rééchantillonnage (ratio {ratio}, il faut {rthreshold}). Relancer le test permet de confirmer.",
+        "explain_blocked":
+            "Le port testé semble bloqué : son trafic n'est pas passé, alors que le témoin a atteint en moyenne {control} Mbit/s.",
         "run_title": "Lancer un nouveau test",
-        "run_intro": "Choisissez une application. Le test rejoue son trafic puis une copie déguisée ; il dure environ une minute et consomme des données.",
-        "run_unavailable": "Il n'est pas possible de lancer un test depuis le navigateur ici. Utilisez la commande wehe.",
+        "run_intro":
+            "Choisissez une application. Le test rejoue son trafic puis une copie déguisée ; il dure environ une minute et consomme des données.",
+        "run_unavailable":
+            "Il n'est pas possible de lancer un test depuis le navigateur ici. Utilisez la commande wehe.",
         "run_start": "Lancer le test",
         "run_choose": "Quelle application ?",
         "run_recent": "Tests récents",
@@ -305,13 +331,16 @@ package struct Strings: Sendable {
         "section_per_app": "Verdicts par application",
         "section_per_provider": "Verdicts par fournisseur",
         "section_matrix": "Fournisseur × application",
-        "matrix_caption": "Tests par fournisseur et application, avec la part qui a montré une différenciation. Plus la case est foncée, plus la part est élevée.",
+        "matrix_caption":
+            "Tests par fournisseur et application, avec la part qui a montré une différenciation. Plus la case est foncée, plus la part est élevée.",
         "matrix_cell": "{count} tests, {share} de différenciation",
         "section_findings": "Plafonds de débit trouvés par l'analyse collective",
-        "findings_intro": "Pour chaque fournisseur et application, on cherche un débit auquel le trafic de l'application se heurte sans que le témoin le fasse : la signature d'un plafond fixe.",
+        "findings_intro":
+            "Pour chaque fournisseur et application, on cherche un débit auquel le trafic de l'application se heurte sans que le témoin le fasse : la signature d'un plafond fixe.",
         "findings_compute": "Calculer les résultats pour cette sélection",
         "findings_none": "Aucun plafond de débit trouvé dans cette sélection.",
-        "findings_too_many": "Cette sélection compte {count} tests, plus que les {limit} que l'analyse lit d'un coup. Réduisez les dates, le fournisseur ou l'application.",
+        "findings_too_many":
+            "Cette sélection compte {count} tests, plus que les {limit} que l'analyse lit d'un coup. Réduisez les dates, le fournisseur ou l'application.",
         "findings_cached": "Calculé le {time}.",
         "col_positive": "Tests signalés",
         "col_rates": "Débit trouvé (Mbit/s)",

@@ -30,7 +30,9 @@ package struct OperatorFilter: Sendable, Hashable {
             return date
         }
         let last = try day("to") ?? today
-        let first = try day("from") ?? Calendar.gregorian(formatter.timeZone).date(byAdding: .day, value: -(defaultDays - 1), to: last) ?? last
+        let first =
+            try day("from") ?? Calendar.gregorian(formatter.timeZone).date(
+                byAdding: .day, value: -(defaultDays - 1), to: last) ?? last
         guard first <= last else {
             throw WeheWebError(.invalidParameter, "'from' must not be after 'to'")
         }
@@ -43,7 +45,8 @@ package struct OperatorFilter: Sendable, Hashable {
             guard values.count <= 100 else {
                 throw WeheWebError(.invalidParameter, "at most 100 values of '\(name)' are accepted")
             }
-            for value in values where value.count > 200 || value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            for value in values
+            where value.count > 200 || value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
                 throw WeheWebError(.invalidParameter, "a '\(name)' value is too long or holds control characters")
             }
             return Array(Set(values)).sorted()

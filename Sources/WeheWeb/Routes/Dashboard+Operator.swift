@@ -20,7 +20,8 @@ extension Dashboard {
         let elapsed = try await clock.measure {
             eventCounts = try await store.sessionEventCounts(from: filter.from, to: filter.to)
         }
-        async let groupedRows = store.counts(CountQuery(groupBy: [.provider, .replay, .verdict], from: filter.from, to: filter.to))
+        async let groupedRows = store.counts(
+            CountQuery(groupBy: [.provider, .replay, .verdict], from: filter.from, to: filter.to))
         async let dayRows = store.counts(
             CountQuery(
                 groupBy: [.day], from: filter.from, to: filter.to,
@@ -47,7 +48,8 @@ extension Dashboard {
             guard filter.includes(provider: row.provider, app: row.replayName) else { continue }
             total += row.count
             if row.verdict == .differentiation { differentiation += row.count }
-            perApp[app, default: .init(name: app, displayName: names.displayName(ofReplay: app))].add(row.verdict, row.count)
+            perApp[app, default: .init(name: app, displayName: names.displayName(ofReplay: app))].add(
+                row.verdict, row.count)
             perProvider[provider, default: .init(name: provider, displayName: provider.isEmpty ? unknown : provider)]
                 .add(row.verdict, row.count)
             let key = provider + "\u{0}" + app
@@ -66,7 +68,8 @@ extension Dashboard {
         if firstDay <= lastDay {
             for day in firstDay...lastDay {
                 let date = Date(timeIntervalSince1970: Double(day) * 86_400)
-                perDay.append(.init(day: Formatter(language: .english, timeZone: .gmt).isoDay(date), tests: counted[day] ?? 0))
+                perDay.append(
+                    .init(day: Formatter(language: .english, timeZone: .gmt).isoDay(date), tests: counted[day] ?? 0))
             }
         }
         let localizations = try await localizationRuns
@@ -117,7 +120,9 @@ extension Dashboard {
             let status: HealthStatus =
                 event.kind == .resultRefused && event.count > 0
                 ? .down : (worrying.contains(event.kind) && event.count > 0 ? .degraded : .ok)
-            items.append(HealthItem(name: name, value: String(event.count), status: event.kind == .admissionDenied ? .ok : status))
+            items.append(
+                HealthItem(
+                    name: name, value: String(event.count), status: event.kind == .admissionDenied ? .ok : status))
         }
         items += snapshot?.items ?? []
         let worst = items.map(\.status).max() ?? .ok

@@ -1,12 +1,14 @@
 import Foundation
 import Hummingbird
 import WeheAnalysis
-import WeheStatistics
 import WeheCore
+import WeheStatistics
 import WeheStore
 
 extension Dashboard {
-    func filterForm(_ filter: OperatorFilter, overview: OperatorOverview?, info: RequestInfo, action: String) -> FilterForm {
+    func filterForm(_ filter: OperatorFilter, overview: OperatorOverview?, info: RequestInfo, action: String)
+        -> FilterForm
+    {
         let providers = Set((overview?.availableProviders ?? []) + filter.providers).sorted()
         let apps = Set((overview?.availableApps ?? []) + filter.apps).sorted {
             names.displayName(ofReplay: $0).lowercased() < names.displayName(ofReplay: $1).lowercased()
@@ -20,7 +22,9 @@ extension Dashboard {
             lang: info.language.rawValue, resetHref: action + "?lang=" + info.language.rawValue)
     }
 
-    func operatorLink(_ path: String, filter: OperatorFilter, info: RequestInfo, extra: [(name: String, value: String)] = [])
+    func operatorLink(
+        _ path: String, filter: OperatorFilter, info: RequestInfo, extra: [(name: String, value: String)] = []
+    )
         -> String
     {
         configuration.operatorPath + path + "?"
@@ -65,7 +69,8 @@ extension Dashboard {
         // The matrix shows the busiest providers and apps; the CSV holds every cell.
         let matrixProviders = Array(data.perProvider.prefix(25))
         let matrixApps = Array(data.perApp.prefix(25))
-        let cellIndex = Dictionary(data.matrix.map { ($0.provider + "\u{0}" + $0.app, $0) }, uniquingKeysWith: { a, _ in a })
+        let cellIndex = Dictionary(
+            data.matrix.map { ($0.provider + "\u{0}" + $0.app, $0) }, uniquingKeysWith: { a, _ in a })
         let matrixRows = matrixProviders.map { provider in
             MatrixRow(
                 provider: provider.displayName,
@@ -76,7 +81,8 @@ extension Dashboard {
                     let share = Double(cell.differentiation) / Double(cell.tests)
                     return MatrixCellView(
                         text: f.integer(cell.tests), share: f.percent(share),
-                        label: strings.format("matrix_cell", ["count": f.integer(cell.tests), "share": f.percent(share)]),
+                        label: strings.format(
+                            "matrix_cell", ["count": f.integer(cell.tests), "share": f.percent(share)]),
                         shade: share == 0 ? 0 : min(4, 1 + Int(share * 4)), empty: false)
                 })
         }
@@ -91,7 +97,8 @@ extension Dashboard {
                 requested: f.dateTime(run.requestedAt), app: names.displayName(ofReplay: run.replay),
                 servers: run.servers.joined(separator: " · "),
                 verdict: run.verdict.map { strings["localization_" + $0.rawValue] } ?? strings["localization_pending"],
-                verdictStyle: run.verdict == .accessNetwork ? "diff" : (run.verdict == .noEvidence ? "none" : "inconclusive"),
+                verdictStyle: run.verdict == .accessNetwork
+                    ? "diff" : (run.verdict == .noEvidence ? "none" : "inconclusive"),
                 pValue: run.sumTestPValue.map(f.pValue) ?? "–",
                 loss: run.averageLoss.map { f.percent($0, digits: 1) }.joined(separator: " / "))
         }
@@ -102,7 +109,8 @@ extension Dashboard {
                 SummaryCard(
                     label: strings["summary_differentiation"],
                     value: f.integer(data.differentiationTests) + " ("
-                        + f.percent(data.totalTests > 0 ? Double(data.differentiationTests) / Double(data.totalTests) : 0)
+                        + f.percent(
+                            data.totalTests > 0 ? Double(data.differentiationTests) / Double(data.totalTests) : 0)
                         + ")"),
                 SummaryCard(label: strings["summary_providers"], value: f.integer(data.perProvider.count)),
                 SummaryCard(label: strings["summary_apps"], value: f.integer(data.perApp.count)),
@@ -174,13 +182,16 @@ extension Dashboard {
         case "matrix":
             csv = CSVTable(
                 header: ["provider", "replay", "tests", "differentiation"],
-                rows: data.matrix.map { [.text($0.provider), .text($0.app), .integer($0.tests), .integer($0.differentiation)] })
+                rows: data.matrix.map {
+                    [.text($0.provider), .text($0.app), .integer($0.tests), .integer($0.differentiation)]
+                })
         case "wehey":
             csv = CSVTable(
                 header: ["requested_at", "replay", "servers", "verdict", "sum_test_p_value", "average_loss"],
                 rows: (data.localizations ?? []).map {
                     [
-                        .text(Formatter.isoInstant($0.requestedAt)), .text($0.replay), .text($0.servers.joined(separator: " ")),
+                        .text(Formatter.isoInstant($0.requestedAt)), .text($0.replay),
+                        .text($0.servers.joined(separator: " ")),
                         .text($0.verdict?.rawValue ?? "pending"), .number($0.sumTestPValue),
                         .text($0.averageLoss.map { String($0) }.joined(separator: " ")),
                     ]
@@ -255,19 +266,21 @@ extension Dashboard {
                     "findings_too_many", ["count": f.integer(count), "limit": f.integer(configuration.crowdTestLimit)]),
                 csvHref: csvHref, jsonHref: jsonHref)
         case .computed(let entry):
-            let rows = entry.reports.sorted { ($0.rates.isEmpty ? 1 : 0, -$0.totalTests) < ($1.rates.isEmpty ? 1 : 0, -$1.totalTests) }
-                .map { report in
-                    FindingRow(
-                        provider: report.provider, app: names.displayName(ofReplay: report.replay),
-                        tests: f.integer(report.totalTests), positive: f.integer(report.positiveTests),
-                        rates: report.rates.map {
-                            strings.format(
-                                "rate_range",
-                                ["rate": f.number($0.rate), "lower": f.number($0.lower), "upper": f.number($0.upper)])
-                        }.joined(separator: "; "),
-                        hasRates: !report.rates.isEmpty, truePositives: f.integer(report.truePositives),
-                        note: report.note ?? "")
-                }
+            let rows = entry.reports.sorted {
+                ($0.rates.isEmpty ? 1 : 0, -$0.totalTests) < ($1.rates.isEmpty ? 1 : 0, -$1.totalTests)
+            }
+            .map { report in
+                FindingRow(
+                    provider: report.provider, app: names.displayName(ofReplay: report.replay),
+                    tests: f.integer(report.totalTests), positive: f.integer(report.positiveTests),
+                    rates: report.rates.map {
+                        strings.format(
+                            "rate_range",
+                            ["rate": f.number($0.rate), "lower": f.number($0.lower), "upper": f.number($0.upper)])
+                    }.joined(separator: "; "),
+                    hasRates: !report.rates.isEmpty, truePositives: f.integer(report.truePositives),
+                    note: report.note ?? "")
+            }
             return FindingsTable(
                 rows: rows, isEmpty: !entry.reports.contains { !$0.rates.isEmpty },
                 computedAt: strings.format("findings_cached", ["time": f.dateTime(entry.computedAt)]), tooMany: nil,
@@ -293,7 +306,8 @@ extension Dashboard {
             filter: filterForm(filter, overview: options, info: info, action: base + "/findings"),
             table: findingsTable(outcome, filter: filter, info: info))
         let context = PageContext(
-            chrome: Chrome(info: info, title: strings["section_findings"], basePath: base, operatorLinks: true, section: .findings),
+            chrome: Chrome(
+                info: info, title: strings["section_findings"], basePath: base, operatorLinks: true, section: .findings),
             t: strings.table, page: content)
         return try renderer.render("findings", context)
     }
@@ -306,7 +320,8 @@ extension Dashboard {
             throw WeheWebError(
                 .invalidParameter, "the selection holds \(count) tests, more than \(configuration.crowdTestLimit)")
         case .computed(let entry):
-            return .json(try Self.encode(entry.reports), filename: "wehe-findings-\(filter.fromDay)-\(filter.toDay).json")
+            return .json(
+                try Self.encode(entry.reports), filename: "wehe-findings-\(filter.fromDay)-\(filter.toDay).json")
         }
     }
 
@@ -323,14 +338,22 @@ extension Dashboard {
                 "true_positives", "note",
             ])
             for report in entry.reports {
-                let common: [CSVTable.Cell] = [.text(report.provider), .text(report.replay), .integer(report.totalTests), .integer(report.positiveTests)]
+                let common: [CSVTable.Cell] = [
+                    .text(report.provider), .text(report.replay), .integer(report.totalTests),
+                    .integer(report.positiveTests),
+                ]
                 if report.rates.isEmpty {
-                    csv.rows.append(common + [.number(nil), .number(nil), .number(nil), .integer(report.truePositives), .text(report.note ?? "")])
+                    csv.rows.append(
+                        common + [
+                            .number(nil), .number(nil), .number(nil), .integer(report.truePositives),
+                            .text(report.note ?? ""),
+                        ])
                 }
                 for rate in report.rates {
                     csv.rows.append(
                         common + [
-                            .number(rate.rate), .number(rate.lower), .number(rate.upper), .integer(report.truePositives),
+                            .number(rate.rate), .number(rate.lower), .number(rate.upper),
+                            .integer(report.truePositives),
                             .text(report.note ?? ""),
                         ])
                 }

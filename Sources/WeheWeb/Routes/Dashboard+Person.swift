@@ -49,7 +49,8 @@ extension Dashboard {
             if before != nil { content.newestHref = base + "/?" + lang }
         }
         let context = PageContext(
-            chrome: Chrome(info: info, title: strings["history_title"], basePath: base, operatorLinks: false, section: .history),
+            chrome: Chrome(
+                info: info, title: strings["history_title"], basePath: base, operatorLinks: false, section: .history),
             t: strings.table, page: content)
         return try renderer.render("history", context)
     }
@@ -92,9 +93,12 @@ extension Dashboard {
         let hasSamples = !(original?.mbps.isEmpty ?? true) || !(control?.mbps.isEmpty ?? true)
         if hasSamples {
             var series: [ChartSeries] = []
-            if let original { series.append(ChartSeries(label: originalLabel, style: "original", x: original.times, y: original.mbps)) }
+            if let original {
+                series.append(ChartSeries(label: originalLabel, style: "original", x: original.times, y: original.mbps))
+            }
             if let control {
-                series.append(ChartSeries(label: strings["series_control"], style: "control", x: control.times, y: control.mbps))
+                series.append(
+                    ChartSeries(label: strings["series_control"], style: "control", x: control.times, y: control.mbps))
             }
             lineChart = ThroughputChart(
                 series: series,
@@ -103,22 +107,25 @@ extension Dashboard {
                     xLabel: strings["axis_time"], yLabel: strings["axis_throughput"]),
                 formatter: formatter
             ).render(id: "throughput-chart")
-            cdfChart = DistributionChart(
-                original: original?.mbps ?? [], control: control?.mbps ?? [], originalLabel: originalLabel,
-                controlLabel: strings["series_control"],
-                originalMean: summary?.originalMeanMbps ?? original?.meanMbps,
-                controlMean: summary?.controlMeanMbps ?? control?.meanMbps,
-                text: ChartText(
-                    title: strings["test_cdf_title"], description: strings["test_cdf_desc"],
-                    xLabel: strings["axis_throughput"], yLabel: strings["axis_fraction"]),
-                gapLabel: strings["test_cdf_gap"], formatter: formatter
-            ).render(id: "cdf-chart").svg
+            cdfChart =
+                DistributionChart(
+                    original: original?.mbps ?? [], control: control?.mbps ?? [], originalLabel: originalLabel,
+                    controlLabel: strings["series_control"],
+                    originalMean: summary?.originalMeanMbps ?? original?.meanMbps,
+                    controlMean: summary?.controlMeanMbps ?? control?.meanMbps,
+                    text: ChartText(
+                        title: strings["test_cdf_title"], description: strings["test_cdf_desc"],
+                        xLabel: strings["axis_throughput"], yLabel: strings["axis_fraction"]),
+                    gapLabel: strings["test_cdf_gap"], formatter: formatter
+                ).render(id: "cdf-chart").svg
         }
         var stats: [StatRow] = []
         if let summary {
             stats += [
-                StatRow(label: strings["stat_original_mean"], value: formatter.number(summary.originalMeanMbps) + " Mbit/s"),
-                StatRow(label: strings["stat_control_mean"], value: formatter.number(summary.controlMeanMbps) + " Mbit/s"),
+                StatRow(
+                    label: strings["stat_original_mean"], value: formatter.number(summary.originalMeanMbps) + " Mbit/s"),
+                StatRow(
+                    label: strings["stat_control_mean"], value: formatter.number(summary.controlMeanMbps) + " Mbit/s"),
                 StatRow(label: strings["stat_area"], value: formatter.percent(summary.areaTest, digits: 1)),
                 StatRow(label: strings["stat_ks_d"], value: formatter.number(summary.ksStatistic, digits: 3)),
                 StatRow(label: strings["stat_ks_p"], value: formatter.pValue(summary.ksPValue)),
@@ -136,9 +143,15 @@ extension Dashboard {
         }
         stats.append(
             StatRow(label: strings["stat_samples"], value: "\(original?.count ?? 0) / \(control?.count ?? 0)"))
-        if let network = record.metadata.networkType { stats.append(StatRow(label: strings["stat_network"], value: network)) }
-        if let server = record.metadata.serverName { stats.append(StatRow(label: strings["stat_server"], value: server)) }
-        if let client = record.metadata.clientVersion { stats.append(StatRow(label: strings["stat_client"], value: client)) }
+        if let network = record.metadata.networkType {
+            stats.append(StatRow(label: strings["stat_network"], value: network))
+        }
+        if let server = record.metadata.serverName {
+            stats.append(StatRow(label: strings["stat_server"], value: server))
+        }
+        if let client = record.metadata.clientVersion {
+            stats.append(StatRow(label: strings["stat_client"], value: client))
+        }
         let title = strings.format("test_title", ["app": app, "provider": provider])
         let base = configuration.personPath
         let content = TestContent(

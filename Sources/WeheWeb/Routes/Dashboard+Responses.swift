@@ -24,9 +24,11 @@ extension Dashboard {
     static func baseHeaders(contentType: String) -> HTTPFields {
         var headers: HTTPFields = [.contentType: contentType, .cacheControl: "no-store"]
         let extra = [
-            ("content-security-policy",
-             "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; "
-                + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+            (
+                "content-security-policy",
+                "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; "
+                    + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+            ),
             ("x-content-type-options", "nosniff"),
             ("referrer-policy", "no-referrer"),
         ]
@@ -64,7 +66,8 @@ extension Dashboard {
             if let filename = body.filename, let field = HTTPField.Name("content-disposition") {
                 headers[field] = "attachment; filename=\"\(filename)\""
             }
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body.text)))
+            return Response(
+                status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body.text)))
         } catch {
             return errorJSON(translate(error, request: request))
         }
@@ -80,7 +83,8 @@ extension Dashboard {
             }
             var error: Body
         }
-        let payload = Payload(error: .init(code: error.code.description, status: error.statusCode, message: error.message))
+        let payload = Payload(
+            error: .init(code: error.code.description, status: error.statusCode, message: error.message))
         let text = (try? JSONEncoder().encode(payload)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return Response(
             status: HTTPResponse.Status(code: error.statusCode),
@@ -109,8 +113,11 @@ extension Dashboard {
         let context = PageContext(
             chrome: Chrome(info: info, title: heading, basePath: base, operatorLinks: operatorPage, section: .none),
             t: strings.table,
-            page: Content(status: status, heading: heading, message: message, homeHref: base + "/?lang=" + info.language.rawValue))
-        let html = (try? renderer.render("error", context))
+            page: Content(
+                status: status, heading: heading, message: message, homeHref: base + "/?lang=" + info.language.rawValue)
+        )
+        let html =
+            (try? renderer.render("error", context))
             ?? "<!doctype html><title>\(status)</title><p>\(SVG.escape(heading))</p>"
         return Response(
             status: HTTPResponse.Status(code: status),
@@ -156,7 +163,8 @@ extension Dashboard {
     /// A static file from the resources, or 404.
     func staticFile(_ name: String) -> Response {
         guard let asset = renderer.assets[name] else {
-            return Response(status: .notFound, headers: Self.baseHeaders(contentType: "text/plain; charset=utf-8"),
+            return Response(
+                status: .notFound, headers: Self.baseHeaders(contentType: "text/plain; charset=utf-8"),
                 body: ResponseBody(byteBuffer: ByteBuffer(string: "not found")))
         }
         var headers = Self.baseHeaders(contentType: asset.contentType)

@@ -42,7 +42,8 @@ extension Dashboard {
             available: configuration.launcher != nil && !tests.isEmpty, actionHref: base + "/run", groups: groups,
             recent: recent, hasRecent: !recent.isEmpty, lang: info.language.rawValue)
         let context = PageContext(
-            chrome: Chrome(info: info, title: strings["run_title"], basePath: base, operatorLinks: false, section: .run),
+            chrome: Chrome(
+                info: info, title: strings["run_title"], basePath: base, operatorLinks: false, section: .run),
             t: strings.table, page: content)
         return try renderer.render("run", context)
     }
@@ -69,12 +70,14 @@ extension Dashboard {
             guard let test = try await availableTests().first(where: { $0.id == id }) else {
                 throw WeheWebError(.invalidParameter, "there is no test called '\(id)'")
             }
-            let language = fields.last(where: { $0.name == "lang" }).flatMap { Language.match($0.value) } ?? info.language
+            let language =
+                fields.last(where: { $0.name == "lang" }).flatMap { Language.match($0.value) } ?? info.language
             let run = try await registry.enqueue(test, at: configuration.now())
             let location = configuration.personPath + "/run/" + run.id + "?lang=" + language.rawValue
             var headers = Self.baseHeaders(contentType: "text/plain; charset=utf-8")
             headers[.location] = location
-            return Response(status: .seeOther, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: location)))
+            return Response(
+                status: .seeOther, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: location)))
         } catch {
             return errorPage(translate(error, request: request), info: info, operatorPage: false)
         }

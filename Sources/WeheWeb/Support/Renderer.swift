@@ -41,7 +41,8 @@ struct Renderer: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names {
             let ext = (name as NSString).pathExtension
-            guard let type = types[ext], let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path)
+            guard let type = types[ext],
+                let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path)
             else { continue }
             assets[name] = Asset(bytes: Array(data), contentType: type)
         }

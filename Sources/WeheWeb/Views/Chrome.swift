@@ -39,8 +39,12 @@ struct Chrome {
         let suffix = "?lang=" + info.language.rawValue
         if operatorLinks {
             nav = [
-                Link(href: basePath + "/" + suffix, label: strings["nav_operator"], current: section == .operatorOverview),
-                Link(href: basePath + "/findings" + suffix, label: strings["nav_findings"], current: section == .findings),
+                Link(
+                    href: basePath + "/" + suffix, label: strings["nav_operator"], current: section == .operatorOverview
+                ),
+                Link(
+                    href: basePath + "/findings" + suffix, label: strings["nav_findings"], current: section == .findings
+                ),
             ]
         } else {
             nav = [
@@ -49,7 +53,8 @@ struct Chrome {
             ]
         }
         languages = Language.allCases.map {
-            LanguageLink(href: info.url(language: $0), name: $0.nativeName, code: $0.rawValue, current: $0 == info.language)
+            LanguageLink(
+                href: info.url(language: $0), name: $0.nativeName, code: $0.rawValue, current: $0 == info.language)
         }
         self.refreshSeconds = refreshSeconds
         self.runScript = runScript
