@@ -33,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // layer 0
@@ -117,6 +119,20 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strict
         ),
+        .target(
+            name: "WeheWeb",
+            dependencies: [
+                "WeheCore", "WeheStatistics", "WeheAnalysis", "WeheStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            exclude: ["README.md"],
+            resources: [.copy("Resources")],
+            swiftSettings: strict
+        ),
         // layer 3
         .target(
             name: "WeheTestKit",
@@ -149,10 +165,20 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "dashboard-demo",
+            dependencies: [
+                "WeheCore", "WeheStore", "WeheWeb",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/dashboard-demo",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "wehe-bench",
             dependencies: [
                 "WeheCore", "WeheWire", "WeheStatistics", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheReplay",
-                "WeheClient", "WeheServer",
+                "WeheClient", "WeheServer", "WeheWeb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -226,6 +252,16 @@ let package = Package(
                 "WeheTestKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheWebTests",
+            dependencies: [
+                "WeheCore", "WeheStore", "WeheWeb",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strict
         ),

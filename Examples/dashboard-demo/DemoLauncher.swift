@@ -1,0 +1,87 @@
+import Foundation
+import WeheCore
+import WeheStore
+import WeheWeb
+
+/// Simulates tests started from the browser: reports phases and samples over a few seconds, then stores a
+/// generated result in the demo store.
+actor DemoLauncher: TestLauncher {
+    private let store: any ResultStore
+    private var nextHistoryCount: Int
+    private var generator = DemoHistory(seed: 99)
+
+    init(store: any ResultStore, nextHistoryCount: Int) {
+        self.store = store
+        self.nextHistoryCount = nextHistoryCount
+    }
+
+    nonisolated func availableTests() async throws -> [LaunchableTest] {
+        DemoHistory.apps.map {
+            LaunchableTest(
+                id: $0.id, name: $0.name, category: $0.category.rawValue.lowercased(), durationSeconds: $0.seconds)
+        }
+    }
+
+    func runTest(id: String, progress: @escaping @Sendable (TestProgressEvent) -> Void) async throws -> TestKey {
+        guard let app = DemoHistory.apps.first(where: { $0.id == id }),
+            let provider = DemoHistory.providers.first(where: { $0.name == "Orange (cellular)" })
+        else { throw DemoError(message: "unknown test \(id)") }
+        let key = TestKey(userID: DemoHistory.personUserID, historyCount: nextHistoryCount)
+        nextHistoryCount += 1
+        let record = generator.test(key: key, provider: provider, app: app, startedAt: Date())
+        let clock = ContinuousClock()
+        progress(.phase(.connecting))
+        progress(.message("connected to replay-1.example.net"))
+        try await clock.sleep(for: .milliseconds(400))
+        for (role, phase) in [(ReplayRole.original, TestPhase.original), (.control, .control)] {
+            progress(.phase(phase))
+            guard let samples = record.replay(role.rawValue)?.samples else { continue }
+            for index in 0..<samples.count where index % 2 == 0 {
+                progress(.sample(role, seconds: samples.times[index], mbps: samples.mbps[index]))
+                let done = Double(role.rawValue) * 0.45 + 0.45 * Double(index) / Double(samples.count)
+                progress(.fraction(0.05 + done))
+                try await clock.sleep(for: .milliseconds(40))
+            }
+            progress(.message("\(phase == .original ? "app" : "control") replay finished: \(samples.count) samples"))
+        }
+        progress(.phase(.analysing))
+        try await clock.sleep(for: .milliseconds(300))
+        progress(.phase(.saving))
+        try await store.save(test: record)
+        progress(.fraction(1))
+        return key
+    }
+}
+
+/// A demo failure.
+struct DemoError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// Fixed health figures.
+struct DemoHealth: ServerHealthSource {
+    let startedAt: Date
+
+    func healthSnapshot() async -> ServerHealthSnapshot {
+        ServerHealthSnapshot(
+            startedAt: startedAt,
+            items: [
+                HealthItem(name: "Active sessions", value: "3"),
+                HealthItem(name: "Result queue", value: "0 waiting"),
+                HealthItem(name: "Replay listeners", value: "TCP 80, 443, 8080 · UDP 63308"),
+            ])
+    }
+}
+
+/// WeHeY runs from a fixed list.
+struct DemoLocalizations: LocalizationListing {
+    let runs: [LocalizationRun]
+
+    func localizationRuns(from: Date?, to: Date?, limit: Int) async throws -> [LocalizationRun] {
+        Array(
+            runs.filter { run in
+                (from.map { run.requestedAt >= $0 } ?? true) && (to.map { run.requestedAt < $0 } ?? true)
+            }.prefix(limit))
+    }
+}

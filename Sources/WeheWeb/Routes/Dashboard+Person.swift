@@ -1,0 +1,190 @@
+import Foundation
+import Hummingbird
+import WeheCore
+import WeheStore
+
+extension Dashboard {
+    /// The `before` history-count cursor of the history page.
+    func historyCursor(_ info: RequestInfo) throws(WeheWebError) -> Int? {
+        guard let text = info.value("before"), !text.isEmpty else { return nil }
+        guard let value = Int(text), value >= 0 else {
+            throw WeheWebError(.invalidParameter, "'before' must be a non-negative integer")
+        }
+        return value
+    }
+
+    /// The history page of the configured user, `historyPageSize` tests per page.
+    func historyHTML(_ info: RequestInfo) async throws -> String {
+        let before = try historyCursor(info)
+        let strings = info.strings
+        let base = configuration.personPath
+        let lang = "lang=" + info.language.rawValue
+        var content = HistoryContent(
+            hasUser: configuration.userID != nil, rows: [], isEmpty: true, olderHref: nil, newestHref: nil,
+            runHref: base + "/run?" + lang)
+        if let userID = configuration.userID {
+            let limit = configuration.historyPageSize
+            let overviews = try await configuration.store.history(
+                userID: userID, beforeHistoryCount: before, limit: limit + 1)
+            let page = overviews.prefix(limit)
+            content.rows = page.map { overview in
+                let app = names.displayName(ofReplay: overview.metadata.replayName)
+                let analysis = overview.analysis
+                return HistoryRow(
+                    href: testHref(overview.key, info: info),
+                    date: info.formatter.dateTime(overview.metadata.startedAt),
+                    isoDate: Formatter.isoInstant(overview.metadata.startedAt),
+                    app: app, initial: AppNames.initial(of: app), hue: AppNames.hue(of: app) / 30,
+                    provider: overview.metadata.provider ?? strings["unknown_provider"],
+                    providerKnown: overview.metadata.provider != nil,
+                    verdict: VerdictText(verdict: analysis?.verdict, direction: analysis?.direction, strings: strings),
+                    original: overview.originalMeanMbps.map { info.formatter.number($0) } ?? "–",
+                    control: overview.controlMeanMbps.map { info.formatter.number($0) } ?? "–",
+                    bars: MiniBars.comparison(original: overview.originalMeanMbps, control: overview.controlMeanMbps))
+            }
+            content.isEmpty = content.rows.isEmpty
+            if overviews.count > limit, let last = page.last {
+                content.olderHref = base + "/?before=\(last.key.historyCount)&" + lang
+            }
+            if before != nil { content.newestHref = base + "/?" + lang }
+        }
+        let context = PageContext(
+            chrome: Chrome(
+                info: info, title: strings["history_title"], basePath: base, operatorLinks: false, section: .history),
+            t: strings.table, page: content)
+        return try renderer.render("history", context)
+    }
+
+    /// The history as JSON (same paging as the page).
+    func historyJSON(_ info: RequestInfo) async throws -> DataBody {
+        let before = try historyCursor(info)
+        guard let userID = configuration.userID else {
+            throw WeheWebError(.notFound, "no user is configured for this dashboard")
+        }
+        let overviews = try await configuration.store.history(
+            userID: userID, beforeHistoryCount: before, limit: configuration.historyPageSize)
+        return .json(try Self.encode(overviews))
+    }
+
+    /// Loads a test; 404 when absent, and for the person pages only tests of the configured user.
+    func loadTest(_ key: TestKey) async throws -> TestRecord {
+        if let userID = configuration.userID, userID != key.userID {
+            throw WeheWebError(.notFound, "")
+        }
+        guard let record = try await configuration.store.test(key) else {
+            throw WeheWebError(.notFound, "")
+        }
+        return record
+    }
+
+    /// A test page: both throughput series over time, their CDFs, the verdict and its explanation, the numbers.
+    func testHTML(_ info: RequestInfo, key: TestKey) async throws -> String {
+        let record = try await loadTest(key)
+        let strings = info.strings
+        let formatter = info.formatter
+        let app = names.displayName(ofReplay: record.metadata.replayName)
+        let provider = record.metadata.provider ?? strings["unknown_provider"]
+        let summary = record.mainAnalysis?.summary
+        let original = record.replay(0)?.samples
+        let control = record.replay(1)?.samples
+        let originalLabel = strings["series_original"] + " (" + app + ")"
+        var lineChart = ""
+        var cdfChart = ""
+        let hasSamples = !(original?.mbps.isEmpty ?? true) || !(control?.mbps.isEmpty ?? true)
+        if hasSamples {
+            var series: [ChartSeries] = []
+            if let original {
+                series.append(ChartSeries(label: originalLabel, style: "original", x: original.times, y: original.mbps))
+            }
+            if let control {
+                series.append(
+                    ChartSeries(label: strings["series_control"], style: "control", x: control.times, y: control.mbps))
+            }
+            lineChart = ThroughputChart(
+                series: series,
+                text: ChartText(
+                    title: strings["test_chart_title"], description: strings["test_chart_desc"],
+                    xLabel: strings["axis_time"], yLabel: strings["axis_throughput"]),
+                formatter: formatter
+            ).render(id: "throughput-chart")
+            cdfChart =
+                DistributionChart(
+                    original: original?.mbps ?? [], control: control?.mbps ?? [], originalLabel: originalLabel,
+                    controlLabel: strings["series_control"],
+                    originalMean: summary?.originalMeanMbps ?? original?.meanMbps,
+                    controlMean: summary?.controlMeanMbps ?? control?.meanMbps,
+                    text: ChartText(
+                        title: strings["test_cdf_title"], description: strings["test_cdf_desc"],
+                        xLabel: strings["axis_throughput"], yLabel: strings["axis_fraction"]),
+                    gapLabel: strings["test_cdf_gap"], formatter: formatter
+                ).render(id: "cdf-chart").svg
+        }
+        var stats: [StatRow] = []
+        if let summary {
+            stats += [
+                StatRow(
+                    label: strings["stat_original_mean"], value: formatter.number(summary.originalMeanMbps) + " Mbit/s"),
+                StatRow(
+                    label: strings["stat_control_mean"], value: formatter.number(summary.controlMeanMbps) + " Mbit/s"),
+                StatRow(label: strings["stat_area"], value: formatter.percent(summary.areaTest, digits: 1)),
+                StatRow(label: strings["stat_ks_d"], value: formatter.number(summary.ksStatistic, digits: 3)),
+                StatRow(label: strings["stat_ks_p"], value: formatter.pValue(summary.ksPValue)),
+                StatRow(label: strings["stat_ratio"], value: formatter.number(summary.ks2RatioTest)),
+                StatRow(
+                    label: strings["stat_thresholds"],
+                    value: strings.format(
+                        "stat_thresholds_value",
+                        [
+                            "area": formatter.percent(summary.thresholds.area),
+                            "p": formatter.pValue(summary.thresholds.ksPValue), "rules": summary.thresholds.ruleSet,
+                        ])),
+            ]
+            if let note = summary.note { stats.append(StatRow(label: strings["stat_note"], value: note)) }
+        }
+        stats.append(
+            StatRow(label: strings["stat_samples"], value: "\(original?.count ?? 0) / \(control?.count ?? 0)"))
+        if let network = record.metadata.networkType {
+            stats.append(StatRow(label: strings["stat_network"], value: network))
+        }
+        if let server = record.metadata.serverName {
+            stats.append(StatRow(label: strings["stat_server"], value: server))
+        }
+        if let client = record.metadata.clientVersion {
+            stats.append(StatRow(label: strings["stat_client"], value: client))
+        }
+        let title = strings.format("test_title", ["app": app, "provider": provider])
+        let base = configuration.personPath
+        let content = TestContent(
+            title: title, ranOn: strings.format("test_ran", ["date": formatter.dateTime(record.metadata.startedAt)]),
+            app: app, initial: AppNames.initial(of: app), hue: AppNames.hue(of: app) / 30,
+            verdict: VerdictText(verdict: summary?.verdict, direction: summary?.direction, strings: strings),
+            explanation: VerdictText.explanation(of: summary, app: app, strings: strings, formatter: formatter),
+            hasSamples: hasSamples, lineChart: lineChart, cdfChart: cdfChart, stats: stats,
+            backHref: base + "/?lang=" + info.language.rawValue,
+            jsonHref: base + "/api/tests/" + RequestInfo.escapePath(key.userID) + "/\(key.historyCount)")
+        let context = PageContext(
+            chrome: Chrome(info: info, title: title, basePath: base, operatorLinks: false, section: .none),
+            t: strings.table, page: content)
+        return try renderer.render("test", context)
+    }
+
+    /// A test in full as JSON.
+    func testJSON(key: TestKey) async throws -> DataBody {
+        let record = try await loadTest(key)
+        return .json(try Self.encode(record), filename: "wehe-test-\(key.historyCount).json")
+    }
+
+    /// JSON text of a value (sorted keys, ISO dates).
+    static func encode(_ value: some Encodable) throws(WeheWebError) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        do {
+            return String(decoding: try encoder.encode(value), as: UTF8.self)
+        } catch {
+            throw WeheWebError(.computationFailed, "the data could not be encoded", underlying: error)
+        }
+    }
+}

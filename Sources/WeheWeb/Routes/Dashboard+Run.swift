@@ -1,0 +1,261 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import WeheCore
+import WeheStore
+
+extension Dashboard {
+    /// The tests the launcher offers, or an empty list without a launcher.
+    func availableTests() async throws -> [LaunchableTest] {
+        guard let launcher = configuration.launcher else { return [] }
+        do {
+            return try await launcher.availableTests()
+        } catch {
+            throw WeheWebError(
+                .launcherUnavailable, "The list of tests could not be loaded.", underlying: error)
+        }
+    }
+
+    /// The "new test" page: the tests grouped by category as a form, and the recent runs.
+    func runHTML(_ info: RequestInfo) async throws -> String {
+        let strings = info.strings
+        let base = configuration.personPath
+        let tests = try await availableTests()
+        var groups: [RunGroup] = []
+        for test in tests {
+            let option = RunOption(
+                id: test.id, name: test.name, initial: AppNames.initial(of: test.name),
+                hue: AppNames.hue(of: test.name) / 30, checked: false)
+            if let index = groups.firstIndex(where: { $0.name == test.category }) {
+                groups[index].options.append(option)
+            } else {
+                groups.append(RunGroup(name: test.category, options: [option]))
+            }
+        }
+        if !groups.isEmpty, !groups[0].options.isEmpty { groups[0].options[0].checked = true }
+        let recent = await registry.allRuns().map { run in
+            RunListItem(
+                href: base + "/run/" + run.id + "?lang=" + info.language.rawValue, name: run.test.name,
+                state: stateText(run.state, strings: strings), date: info.formatter.dateTime(run.requestedAt))
+        }
+        let content = RunContent(
+            available: configuration.launcher != nil && !tests.isEmpty, actionHref: base + "/run", groups: groups,
+            recent: recent, hasRecent: !recent.isEmpty, lang: info.language.rawValue)
+        let context = PageContext(
+            chrome: Chrome(
+                info: info, title: strings["run_title"], basePath: base, operatorLinks: false, section: .run),
+            t: strings.table, page: content)
+        return try renderer.render("run", context)
+    }
+
+    /// `POST /run` with the form field `test`: queues the run and redirects to its page (303).
+    func startRun(_ request: Request) async -> Response {
+        let info = RequestInfo(request: request, configuration: configuration)
+        do {
+            try checkHost(request, operatorPage: false)
+            try checkOrigin(request)
+            guard configuration.launcher != nil else {
+                throw WeheWebError(.launcherUnavailable, info.strings["run_unavailable"])
+            }
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: 16_384)
+            } catch {
+                throw WeheWebError(.invalidParameter, "the form is too large")
+            }
+            let fields = RequestInfo.parseQuery(String(buffer: body))
+            guard let id = fields.last(where: { $0.name == "test" })?.value, !id.isEmpty else {
+                throw WeheWebError(.invalidParameter, "choose a test to run")
+            }
+            guard let test = try await availableTests().first(where: { $0.id == id }) else {
+                throw WeheWebError(.invalidParameter, "there is no test called '\(id)'")
+            }
+            let language =
+                fields.last(where: { $0.name == "lang" }).flatMap { Language.match($0.value) } ?? info.language
+            let run = try await registry.enqueue(test, at: configuration.now())
+            let location = configuration.personPath + "/run/" + run.id + "?lang=" + language.rawValue
+            var headers = Self.baseHeaders(contentType: "text/plain; charset=utf-8")
+            headers[.location] = location
+            return Response(
+                status: .seeOther, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: location)))
+        } catch {
+            return errorPage(translate(error, request: request), info: info, operatorPage: false)
+        }
+    }
+
+    /// Refuses cross-site form posts: an `Origin` header, when present, must name the host the request went to.
+    func checkOrigin(_ request: Request) throws(WeheWebError) {
+        guard let origin = request.headers[.origin] else { return }
+        let host = request.head.authority ?? HTTPField.Name("host").flatMap { request.headers[$0] } ?? ""
+        let stripped = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
+        guard let stripped, stripped.lowercased() == host.lowercased() else {
+            throw WeheWebError(.forbidden, "Tests can only be started from this dashboard's own page.")
+        }
+    }
+
+    func stateText(_ state: TestRun.State, strings: Strings) -> String {
+        switch state {
+        case .queued: strings["run_state_queued"]
+        case .running: strings["run_state_running"]
+        case .finished: strings["run_state_finished"]
+        case .failed(let reason): strings.format("run_state_failed", ["reason": reason])
+        }
+    }
+
+    func loadRun(_ id: String) async throws(WeheWebError) -> TestRun {
+        guard id.count <= 64, let run = await registry.run(id) else { throw WeheWebError(.notFound, "") }
+        return run
+    }
+
+    /// The run page: state, phases, progress bar, log and a live chart; reloads itself without scripts.
+    func runProgressHTML(_ info: RequestInfo, id: String) async throws -> String {
+        let run = try await loadRun(id)
+        let strings = info.strings
+        let base = configuration.personPath
+        let currentIndex = run.phase.flatMap { TestPhase.allCases.firstIndex(of: $0) }
+        let phases = TestPhase.allCases.enumerated().map { index, phase in
+            let state: String
+            if case .finished = run.state {
+                state = "done"
+            } else if let currentIndex {
+                state = index < currentIndex ? "done" : (index == currentIndex ? "current" : "todo")
+            } else {
+                state = "todo"
+            }
+            return PhaseItem(name: phase.rawValue, label: strings["phase_" + phase.rawValue], state: state)
+        }
+        var resultHref: String?
+        if case .finished(let key) = run.state { resultHref = testHref(key, info: info) }
+        let chart = liveChart(run, info: info)
+        let heading = strings.format("run_progress_title", ["app": run.test.name])
+        let content = RunProgressContent(
+            id: run.id, heading: heading, stateName: run.state.name, stateText: stateText(run.state, strings: strings),
+            percent: Int((run.fraction * 100).rounded()), fraction: String(format: "%.3f", run.fraction),
+            phases: phases, messages: run.messages, resultHref: resultHref,
+            eventsHref: base + "/run/" + run.id + "/events?lang=" + info.language.rawValue,
+            chartHref: base + "/run/" + run.id + "/chart?lang=" + info.language.rawValue,
+            finished: run.state.isTerminal, liveChart: chart, lang: info.language.rawValue)
+        let context = PageContext(
+            chrome: Chrome(
+                info: info, title: heading, basePath: base, operatorLinks: false, section: .run,
+                refreshSeconds: run.state.isTerminal ? nil : 3, runScript: !run.state.isTerminal),
+            t: strings.table, page: content)
+        return try renderer.render("run-progress", context)
+    }
+
+    /// The live chart of a run: the samples received so far, drawn like a test page's chart.
+    func liveChart(_ run: TestRun, info: RequestInfo) -> String {
+        let strings = info.strings
+        let series = [ReplayRole.original, .control].compactMap { role -> ChartSeries? in
+            guard let samples = run.samples[role], !samples.isEmpty else { return nil }
+            return ChartSeries(
+                label: role == .original ? strings["series_original"] : strings["series_control"],
+                style: role == .original ? "original" : "control", x: samples.map(\.seconds), y: samples.map(\.mbps))
+        }
+        return ThroughputChart(
+            series: series.isEmpty
+                ? [ChartSeries(label: strings["series_original"], style: "original", x: [], y: [])] : series,
+            text: ChartText(
+                title: strings["run_live_chart"], description: strings["test_chart_desc"], xLabel: strings["axis_time"],
+                yLabel: strings["axis_throughput"]),
+            formatter: info.formatter
+        ).render(id: "live-chart")
+    }
+
+    /// `GET /run/{id}/chart`: the live chart alone, as SVG (the run page's script swaps it in).
+    func liveChartSVG(_ info: RequestInfo, id: String) async throws -> DataBody {
+        let run = try await loadRun(id)
+        return DataBody(text: liveChart(run, info: info), contentType: "image/svg+xml; charset=utf-8", filename: nil)
+    }
+
+    /// A run's state as JSON.
+    func runJSON(_ info: RequestInfo, id: String) async throws -> DataBody {
+        let run = try await loadRun(id)
+        var payload = RunEventPayload(type: "run")
+        payload.state = run.state.name
+        payload.label = stateText(run.state, strings: info.strings)
+        payload.phase = run.phase?.rawValue
+        payload.value = run.fraction
+        if case .finished(let key) = run.state { payload.href = testHref(key, info: info) }
+        payload.text = run.test.name
+        return .json(try Self.encode(payload))
+    }
+
+    /// `GET /run/{id}/events`: server-sent events, a snapshot then live updates until the run ends.
+    func runEvents(_ request: Request, id: String) async -> Response {
+        let info = RequestInfo(request: request, configuration: configuration)
+        do {
+            try checkHost(request, operatorPage: false)
+            _ = try await loadRun(id)
+            guard let stream = await registry.subscribe(id) else { throw WeheWebError(.notFound, "") }
+            var headers = Self.baseHeaders(contentType: "text/event-stream; charset=utf-8")
+            headers[.cacheControl] = "no-store"
+            let dashboard = self
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
+                    for await update in stream {
+                        try await writer.write(ByteBuffer(string: dashboard.serverSentEvent(update, info: info)))
+                    }
+                    try await writer.finish(nil)
+                })
+        } catch {
+            return errorJSON(translate(error, request: request))
+        }
+    }
+
+    /// One server-sent event: `event: <type>` and a JSON `data:` line (the page's script sets text only).
+    func serverSentEvent(_ update: TestRunUpdate, info: RequestInfo) -> String {
+        var payload: RunEventPayload
+        switch update {
+        case .progress(.phase(let phase)):
+            payload = RunEventPayload(type: "phase")
+            payload.phase = phase.rawValue
+            payload.label = info.strings["phase_" + phase.rawValue]
+        case .progress(.fraction(let value)):
+            payload = RunEventPayload(type: "fraction")
+            payload.value = value.isFinite ? min(1, max(0, value)) : 0
+        case .progress(.sample(let role, let seconds, let mbps)):
+            payload = RunEventPayload(type: "sample")
+            payload.role = role == .original ? "original" : "control"
+            payload.seconds = seconds
+            payload.mbps = mbps
+        case .progress(.message(let text)):
+            payload = RunEventPayload(type: "message")
+            payload.text = text
+        case .state(let state):
+            payload = RunEventPayload(type: "state")
+            payload.state = state.name
+            payload.label = stateText(state, strings: info.strings)
+            if case .finished(let key) = state {
+                payload.href = testHref(key, info: info)
+                payload.text = info.strings["run_see_result"]
+            }
+        }
+        let json = (try? Self.compactEncoder.encode(payload)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return "event: \(payload.type)\ndata: \(json)\n\n"
+    }
+
+    static var compactEncoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}
+
+/// The JSON of a run event (fields set according to `type`).
+struct RunEventPayload: Codable, Sendable {
+    var type: String
+    var state: String?
+    var label: String?
+    var phase: String?
+    var value: Double?
+    var role: String?
+    var seconds: Double?
+    var mbps: Double?
+    var text: String?
+    var href: String?
+
+    init(type: String) { self.type = type }
+}

@@ -1,0 +1,106 @@
+/// A row of the history table.
+struct HistoryRow {
+    var href: String
+    var date: String
+    var isoDate: String
+    var app: String
+    var initial: String
+    var hue: Int
+    var provider: String
+    var providerKnown: Bool
+    var verdict: VerdictText
+    var original: String
+    var control: String
+    var bars: String
+}
+
+/// The history page.
+struct HistoryContent {
+    var hasUser: Bool
+    var rows: [HistoryRow]
+    var isEmpty: Bool
+    var olderHref: String?
+    var newestHref: String?
+    var runHref: String
+}
+
+/// One line of a statistics list.
+struct StatRow {
+    var label: String
+    var value: String
+}
+
+/// The test page.
+struct TestContent {
+    var title: String
+    var ranOn: String
+    var app: String
+    var initial: String
+    var hue: Int
+    var verdict: VerdictText
+    var explanation: String
+    var hasSamples: Bool
+    var lineChart: String
+    var cdfChart: String
+    var stats: [StatRow]
+    var backHref: String
+    var jsonHref: String
+}
+
+/// An option of the "new test" form.
+struct RunOption {
+    var id: String
+    var name: String
+    var initial: String
+    var hue: Int
+    var checked: Bool
+}
+
+/// A category of options.
+struct RunGroup {
+    var name: String
+    var options: [RunOption]
+}
+
+/// A recent run in the list under the form.
+struct RunListItem {
+    var href: String
+    var name: String
+    var state: String
+    var date: String
+}
+
+/// The "new test" page.
+struct RunContent {
+    var available: Bool
+    var actionHref: String
+    var groups: [RunGroup]
+    var recent: [RunListItem]
+    var hasRecent: Bool
+    var lang: String
+}
+
+/// A phase in the run page's step list.
+struct PhaseItem {
+    var name: String
+    var label: String
+    var state: String
+}
+
+/// The run progress page.
+struct RunProgressContent {
+    var id: String
+    var heading: String
+    var stateName: String
+    var stateText: String
+    var percent: Int
+    var fraction: String
+    var phases: [PhaseItem]
+    var messages: [String]
+    var resultHref: String?
+    var eventsHref: String
+    var chartHref: String
+    var finished: Bool
+    var liveChart: String
+    var lang: String
+}

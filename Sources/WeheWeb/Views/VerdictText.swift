@@ -1,0 +1,75 @@
+package import WeheCore
+
+/// The words and style of a verdict: a badge (symbol + text, so colour is never the only signal) and the
+/// one-sentence explanation of a test's statistics.
+package struct VerdictText: Sendable, Hashable {
+    /// Badge text (`Throttled`).
+    package var label: String
+    /// CSS style suffix (`diff`, `none`, `inconclusive`, `blocked`, `pending`).
+    package var style: String
+    /// A symbol shown before the text (`▼`, `▲`, `✓`, `?`, `⊘`, `…`).
+    package var symbol: String
+
+    /// The badge of a verdict (`nil`: not analysed).
+    package init(verdict: Verdict?, direction: DifferentiationDirection?, strings: Strings) {
+        switch verdict {
+        case .differentiation:
+            switch direction {
+            case .prioritized:
+                self.init(label: strings["verdict_prioritized"], style: "diff", symbol: "▲")
+            case .throttled:
+                self.init(label: strings["verdict_throttled"], style: "diff", symbol: "▼")
+            case nil:
+                self.init(label: strings["verdict_differentiation"], style: "diff", symbol: "▼")
+            }
+        case .noDifferentiation:
+            self.init(label: strings["verdict_no_differentiation"], style: "none", symbol: "✓")
+        case .inconclusive:
+            self.init(label: strings["verdict_inconclusive"], style: "inconclusive", symbol: "?")
+        case .blocked:
+            self.init(label: strings["verdict_blocked"], style: "blocked", symbol: "⊘")
+        case nil:
+            self.init(label: strings["not_analysed"], style: "pending", symbol: "…")
+        }
+    }
+
+    private init(label: String, style: String, symbol: String) {
+        self.label = label
+        self.style = style
+        self.symbol = symbol
+    }
+
+    /// The sentence that explains a test's verdict from its statistics.
+    package static func explanation(
+        of summary: AnalysisSummary?, app: String, strings: Strings, formatter: Formatter
+    ) -> String {
+        guard let summary else { return strings["explain_missing"] }
+        let original = formatter.number(summary.originalMeanMbps)
+        let control = formatter.number(summary.controlMeanMbps)
+        let values = [
+            "app": app, "original": original, "control": control,
+            "difference": formatter.percent(abs(summary.areaTest)),
+            "area": formatter.percent(summary.thresholds.area),
+            "p": formatter.pValue(summary.ksPValue),
+            "pthreshold": formatter.pValue(summary.thresholds.ksPValue),
+            "ratio": formatter.number(summary.ks2RatioTest),
+            "rthreshold": formatter.number(summary.thresholds.ks2Ratio ?? 0),
+        ]
+        switch summary.verdict {
+        case .differentiation:
+            let prioritized =
+                summary.direction == .prioritized
+                || (summary.direction == nil && summary.originalMeanMbps > summary.controlMeanMbps)
+            return strings.format(prioritized ? "explain_prioritized" : "explain_throttled", values)
+        case .noDifferentiation:
+            return strings.format("explain_none", values)
+        case .inconclusive:
+            let ratioFailed =
+                summary.ksPValue < summary.thresholds.ksPValue
+                && summary.thresholds.ks2Ratio.map { summary.ks2RatioTest < $0 } ?? false
+            return strings.format(ratioFailed ? "explain_inconclusive_ratio" : "explain_inconclusive", values)
+        case .blocked:
+            return strings.format("explain_blocked", values)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Browser check of the dashboard (ARCHITECTURE.md section 7: web = router tests, one live test and a headless
+# browser check). Starts Examples/dashboard-demo (seeded in-memory store) on a free loopback port, then with
+# Debian's headless Chromium:
+#   * takes screenshots of the history page, a test page and the operator page (PNG files in $OUT);
+#   * dumps each page's DOM after scripts ran and checks the expected elements (table rows, chart SVG paths, the
+#     KS-gap marker, the verdict sentence, the operator matrix);
+#   * fails on any console error. Method: Chromium runs with `--enable-logging=stderr --v=0`, which writes every
+#     console message and uncaught exception as a `CONSOLE` log line, and Content-Security-Policy refusals as
+#     "Refused to …" lines; the script greps those. A self-test first loads a page with a deliberate error and
+#     checks that the grep sees it, so a silent logging change cannot make the check pass vacuously.
+# Needs: chromium (`apt-get install -y chromium`). Usage: scripts/browser-check.sh [out-dir]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT="${1:-.build/browser-check}"
+mkdir -p "$OUT"
+export PATH="/opt/swift/usr/bin:$PATH"
+
+CHROMIUM="$(command -v chromium || command -v chromium-browser || true)"
+if [ -z "$CHROMIUM" ]; then
+    echo "browser-check: chromium is not installed (apt-get install -y chromium)" >&2
+    exit 1
+fi
+
+FAILURES=0
+fail() { echo "browser-check: FAIL: $*" >&2; FAILURES=$((FAILURES + 1)); }
+pass() { echo "browser-check: ok: $*"; }
+
+PROFILE="$(mktemp -d)"
+chrome() {
+    # Each run gets the same fresh profile directory; output of the page goes to stdout, logs to stderr.
+    timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --no-default-browser-check \
+        --disable-extensions --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$PROFILE" --enable-logging=stderr --v=0 --virtual-time-budget=4000 "$@"
+}
+
+console_errors() {
+    # Console errors, uncaught exceptions and CSP refusals in a Chromium log.
+    grep -E 'CONSOLE|Uncaught|Refused to' "$1" | grep -Ev 'CONSOLE\([0-9]+\)\] "\[?(info|debug)' || true
+}
+
+# Self-test of the console-error detection.
+PROBE_HTML="$OUT/probe.html"
+printf '<!doctype html><title>probe</title><script>window.undefinedFunctionForProbe();</script>\n' > "$PROBE_HTML"
+chrome --dump-dom "file://$PWD/$PROBE_HTML" > /dev/null 2> "$OUT/probe.log" || true
+if console_errors "$OUT/probe.log" | grep -q "undefinedFunctionForProbe"; then
+    pass "console-error detection sees a deliberate error"
+else
+    fail "console-error detection did not see the deliberate error (see $OUT/probe.log)"
+fi
+
+echo "== building dashboard-demo"
+swift build --product dashboard-demo > "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+BIN="$(swift build --product dashboard-demo --show-bin-path)/dashboard-demo"
+"$BIN" --port 0 --tests 1500 > "$OUT/demo.log" 2>&1 &
+DEMO=$!
+cleanup() { kill "$DEMO" 2>/dev/null || true; wait "$DEMO" 2>/dev/null || true; rm -rf "$PROFILE"; }
+trap cleanup EXIT
+BASE=""
+for _ in $(seq 1 600); do
+    BASE="$(grep -o 'http://127.0.0.1:[0-9]*' "$OUT/demo.log" | head -1 || true)"
+    [ -n "$BASE" ] && break
+    kill -0 "$DEMO" 2>/dev/null || { cat "$OUT/demo.log"; echo "browser-check: demo exited" >&2; exit 1; }
+    sleep 0.2
+done
+[ -n "$BASE" ] || { echo "browser-check: demo did not start" >&2; exit 1; }
+echo "== demo at $BASE"
+
+# page NAME PATH WIDTHxHEIGHT: screenshot + DOM + console check; sets $DOM to the dumped DOM file.
+page() {
+    local name="$1" path="$2" size="$3"
+    chrome --hide-scrollbars --window-size="${size/x/,}" --screenshot="$OUT/$name.png" "$BASE$path" \
+        > /dev/null 2> "$OUT/$name.screenshot.log" || fail "$name: screenshot command failed"
+    [ -s "$OUT/$name.png" ] && pass "$name: screenshot $OUT/$name.png" || fail "$name: no screenshot"
+    DOM="$OUT/$name.html"
+    chrome --dump-dom "$BASE$path" > "$DOM" 2> "$OUT/$name.log" || fail "$name: dump-dom failed"
+    local errors
+    errors="$(console_errors "$OUT/$name.log"; console_errors "$OUT/$name.screenshot.log")"
+    if [ -n "$errors" ]; then fail "$name: console errors:"; echo "$errors" >&2; else pass "$name: no console errors"; fi
+}
+
+expect() { # expect NAME DESCRIPTION PATTERN [MIN_COUNT]
+    local name="$1" what="$2" pattern="$3" min="${4:-1}" count
+    count="$(grep -oE -- "$pattern" "$DOM" | wc -l)"
+    if [ "$count" -ge "$min" ]; then pass "$name: $what ($count)"; else fail "$name: $what: found $count, expected >= $min"; fi
+}
+
+page history "/" 1280x900
+expect history "history table" '<table class="history">'
+expect history "test rows with links" 'href="/tests/demo-user/[0-9]+\?lang=en"' 30
+expect history "verdict badges" 'class="badge badge-(diff|none|inconclusive|blocked|pending)"' 30
+expect history "throughput mini bars" 'class="mini-bars"' 30
+
+page test "/tests/demo-user/2" 1280x2300
+expect test "throughput line chart" 'id="throughput-chart"'
+expect test "chart SVG paths" '<path d="M[0-9.]+ [0-9.]+L' 2
+expect test "CDF chart" 'id="cdf-chart"'
+expect test "CDF step paths" 'class="series series-(original|control) step"' 2
+expect test "KS gap marker" 'class="ks-gap"'
+expect test "verdict badge" 'class="badge badge-(diff|none|inconclusive|blocked)"'
+expect test "verdict sentence" 'class="explanation">[^<]*(looks throttled|looks prioritized|No differentiation|Inconclusive|looks blocked)'
+
+page test-fr "/tests/demo-user/2?lang=fr" 1280x900
+expect test-fr "French verdict sentence" 'class="explanation">[^<]*(semble ralenti|semble favorisé|Pas de différenciation|Non concluant|semble bloqué)'
+
+page operator "/operator/" 1280x2600
+expect operator "tests-per-day bars" '<rect x=' 10
+expect operator "provider x app matrix" 'id="matrix-table"'
+expect operator "per-app table" 'id="apps-table"'
+expect operator "health panel" 'class="stats health-list"'
+
+page run "/run" 1280x900
+expect run "start form" '<form method="post" action="/run"'
+
+if [ "$FAILURES" -gt 0 ]; then
+    echo "browser-check: $FAILURES check(s) failed; screenshots and DOM dumps in $OUT" >&2
+    exit 1
+fi
+echo "browser-check: all checks passed; screenshots in $OUT (history.png, test.png, test-fr.png, operator.png, run.png)"
