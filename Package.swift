@@ -98,6 +98,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -161,6 +162,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),
@@ -221,7 +224,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "WeheReplayTests", dependencies: ["WeheCore", "WeheReplay", "WeheTestKit"], swiftSettings: strict),
+            name: "WeheReplayTests", dependencies: ["WeheCore", "WeheWire", "WeheReplay", "WeheTestKit"],
+            swiftSettings: strict),
         .testTarget(
             name: "WeheClientTests",
             dependencies: [
@@ -229,6 +233,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict
@@ -258,7 +263,7 @@ let package = Package(
         .testTarget(
             name: "WeheWebTests",
             dependencies: [
-                "WeheCore", "WeheStore", "WeheWeb",
+                "WeheCore", "WeheAnalysis", "WeheStore", "WeheWeb",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
