@@ -15,7 +15,8 @@ import WeheStoreSQL
 ///
 /// `WEHE_BENCH_STORE_TESTS` (default 1 000 000) and `WEHE_BENCH_STORE_SAMPLES` (samples per replay, default 100)
 /// change the sizes. PostgreSQL runs in a scratch database created next to the one `postgresURL` names and
-/// dropped afterwards.
+/// dropped afterwards. Call it from `main.swift` as `await runStoreBenchmarks(postgresURL: url)`; pass `consume` to
+/// feed the streamed tests (group after group, in start-time order) into the real crowd-sourced analysis.
 func runStoreBenchmarks(postgresURL: String?, consume: ((CrowdTestRecord) -> Void)? = nil) async {
     let environment = ProcessInfo.processInfo.environment
     let total = environment["WEHE_BENCH_STORE_TESTS"].flatMap(Int.init) ?? 1_000_000
