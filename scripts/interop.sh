@@ -4,12 +4,12 @@
 # test over 443 (youtube), a UDP test (skype) and a port test (port853s) in parallel from distinct loopback
 # addresses, then stops the server with SIGTERM. Prints one line per test; exits non-zero on any failure.
 #
-# Environment: WEHE_REPLAYS (default ../shared/replays), INTEROP_PORT_OFFSET (default 20000),
+# Environment: WEHE_REPLAYS (default ../shared/replays), INTEROP_PORT_OFFSET (default 24000),
 # WEHE_SERVER_BIN (skip the build and use this binary), INTEROP_TESTS (default "pandora youtube skype port853s").
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 REPLAYS="${WEHE_REPLAYS:-$ROOT/../shared/replays}"
-OFFSET="${INTEROP_PORT_OFFSET:-20000}"
+OFFSET="${INTEROP_PORT_OFFSET:-24000}"
 TESTS="${INTEROP_TESTS:-pandora youtube skype port853s}"
 SIDE=$((35556 + OFFSET % 1000))
 SIDE_PLAIN=$((SIDE - 1))

@@ -32,8 +32,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Replay directory (default: $WEHE_REPLAYS, ./replays, ../shared/replays).")
     var replays: String?
 
-    @Option(name: .long, help: "Data directory: database, certificates.")
-    var data: String = "wehe-data"
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Data directory: results.sqlite, certs/ (default: as `db`: $WEHE_SERVER_DATA_DIR, "
+                + "$XDG_DATA_HOME/wehe-server, ~/.local/share/wehe-server)."
+        )
+    )
+    var data: String?
 
     @Option(name: .long, help: "Address to bind every listener to (default: 0.0.0.0).")
     var bind: String?
@@ -120,7 +126,7 @@ struct ServeCommand: AsyncParsableCommand {
         MetricsSystem.bootstrap(metricsFactory)
         let logger = Logger(label: "wehe-server")
 
-        let dataDirectory = data
+        let dataDirectory = data ?? Self.defaultDataDirectory()
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         guard let replayDirectory = replays ?? file.replays ?? Self.defaultReplayDirectory() else {
             Self.printError("wehe-server: no replay directory (give --replays <dir> or set WEHE_REPLAYS)")
@@ -220,6 +226,14 @@ struct ServeCommand: AsyncParsableCommand {
         if let option { return option.port }
         guard let file else { return defaultPort }
         return file < 0 ? nil : file
+    }
+
+    /// The data directory `wehe-server db` uses by default, so both find the same database.
+    static func defaultDataDirectory() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let directory = environment["WEHE_SERVER_DATA_DIR"], !directory.isEmpty { return directory }
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/wehe-server" }
+        return FileManager.default.homeDirectoryForCurrentUser.path + "/.local/share/wehe-server"
     }
 
     static func defaultReplayDirectory() -> String? {

@@ -1,17 +1,41 @@
 /// The timing record of one TCP replay, per request group (the lateness report):
 /// - request-arrival lateness: when the group's last request byte arrived, versus `replayStart + requestTime` from
-///   the client trace (the replay start is placed so that the first payload arrived on schedule);
+///   the client trace, with the replay start placed as early as the arrivals allow (the earliest group is on time,
+///   so every value is ≥ 0 and measures how far the arrivals stray behind the recorded schedule);
 /// - response lateness: when the server began the group's response burst, versus the same scheduled instant (the
 ///   recorded server answered right after the request);
 /// - reaction: response start minus request completion (the server's own delay).
-struct ReplayTiming: Sendable {
-    struct Group: Sendable {
-        var requestLateness: Double
-        var responseLateness: Double?
-        var reaction: Double?
+package struct ReplayTiming: Sendable {
+    /// One request group's timing, seconds.
+    package struct Group: Sendable {
+        /// Request-arrival lateness.
+        package var requestLateness: Double
+        /// Response lateness (groups with a response).
+        package var responseLateness: Double?
+        /// Server reaction time (groups with a response).
+        package var reaction: Double?
+        /// Creates a record.
+        package init(requestLateness: Double, responseLateness: Double? = nil, reaction: Double? = nil) {
+            self.requestLateness = requestLateness
+            self.responseLateness = responseLateness
+            self.reaction = reaction
+        }
     }
 
-    var groups: [Group] = []
+    /// Per request group, in order.
+    package var groups: [Group] = []
+
+    /// An empty record.
+    package init() {}
+
+    /// Moves the origin so that the group that arrived earliest relative to its schedule is exactly on time.
+    package mutating func alignToEarliestGroup() {
+        guard let shift = groups.map(\.requestLateness).min() else { return }
+        for index in groups.indices {
+            groups[index].requestLateness -= shift
+            if let response = groups[index].responseLateness { groups[index].responseLateness = response - shift }
+        }
+    }
 
     /// A number with three decimals.
     static func fixed(_ value: Double) -> String {
@@ -21,7 +45,7 @@ struct ReplayTiming: Sendable {
     }
 
     /// Median, 99th percentile and maximum of a list, in milliseconds.
-    static func summary(_ values: [Double]) -> (median: Double, p99: Double, max: Double)? {
+    package static func summary(_ values: [Double]) -> (median: Double, p99: Double, max: Double)? {
         guard !values.isEmpty else { return nil }
         let sorted = values.sorted()
         func quantile(_ q: Double) -> Double {
@@ -34,7 +58,7 @@ struct ReplayTiming: Sendable {
     }
 
     /// One line for the log and the session log: counts and median/p99/max per measure, then every group.
-    var detail: String {
+    package var detail: String {
         func text(_ name: String, _ values: [Double]) -> String {
             guard let s = Self.summary(values) else { return "\(name) n/a" }
             return "\(name) ms median \(Self.fixed(s.median)) p99 \(Self.fixed(s.p99)) max \(Self.fixed(s.max))"

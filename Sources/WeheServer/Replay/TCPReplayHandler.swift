@@ -85,7 +85,7 @@ struct TCPReplayHandler {
     ) async throws -> ReplayTiming {
         let replay = session.replay
         guard let flow = replay.server.tcpFlows.first else { return ReplayTiming() }
-        // The replay's origin: placed so that the first payload arrived exactly on its recorded time.
+        // Provisional origin: the first payload on its recorded time; the record is re-anchored at the end.
         let origin = arrival - .seconds(replay.firstPacketTime)
         var received = first
         var needed = 0
@@ -112,6 +112,7 @@ struct TCPReplayHandler {
             }
             timing.groups.append(record)
         }
+        timing.alignToEarliestGroup()
         return timing
     }
 
