@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT="${1:-.build/browser-check}"
 mkdir -p "$OUT"
-export PATH="/opt/swift/usr/bin:$PATH"
+command -v swift >/dev/null 2>&1 || { [ -r /etc/profile.d/swift.sh ] && . /etc/profile.d/swift.sh; }
 
 CHROMIUM="$(command -v chromium || command -v chromium-browser || true)"
 if [ -z "$CHROMIUM" ]; then
