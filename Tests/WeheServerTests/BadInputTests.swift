@@ -57,6 +57,28 @@ struct BadInputTests {
         }
     }
 
+    @Test("a reader slower than the server's writes still gets every response byte before the server closes")
+    func slowReaderGetsTheWholeResponse() async throws {
+        // One 24 MB response: more than the kernel's socket buffers hold, so when the last write returns most of
+        // it still waits in the server's own buffers for the slow reader.
+        let directory = TestResources.temporaryDirectory("wehe-slow-reader")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let pair = "198.018.000.010.40100-198.018.002.002.08082"
+        let json = """
+            [[{"c_s_pair": "\(pair)", "payload": "170303000400000000", "timestamp": 0.0, \
+            "response_len": 24000000, "response_hash": "\(String(repeating: "0", count: 40))"}], [], ["\(pair)"], "port_8082"]
+            """
+        try Data(json.utf8).write(to: URL(fileURLWithPath: directory + "/port_8082.pcap_client_all.json"))
+        try await ServerHarness.run(replays: directory) { server in
+            var client = ScriptedClient()
+            client.slowReader = .milliseconds(1500)
+            let trace = try ReplayLibrary(directory: directory).trace(file: "port_8082.pcap_client_all.json")
+            let outcome = try await client.run(trace, testID: 0, server: server)
+            #expect(outcome.responseBytes == 24_000_000)
+            #expect(outcome.okAfterResult == "OK")
+        }
+    }
+
     @Test("a connection that never speaks is closed after the first-message timeout")
     func silentConnection() async throws {
         try await ServerHarness.run(configure: Self.quick) { server in

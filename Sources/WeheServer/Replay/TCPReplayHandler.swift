@@ -56,6 +56,10 @@ struct TCPReplayHandler {
                 let timing = try await replay(
                     claimed, first: first.readableBytes, arrival: arrival, iterator: &iterator, outbound: outbound)
                 report(timing, session: claimed, logger: logger)
+                // The last response may still sit in the outbound buffers (a throttled path drains them slowly):
+                // closing now would throw it away. Wait for the client's end of stream (it closes once it has read
+                // everything); the lifetime timer bounds the wait.
+                while try await iterator.next() != nil {}
                 await context.events.record(
                     .init(rawValue: "replay-timing"),
                     declaration: WeheWireDeclaration(

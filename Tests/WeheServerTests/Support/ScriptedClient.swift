@@ -23,6 +23,9 @@ struct ScriptedClient {
     var source: String?
     var tls: NIOSSLContext?
     var samples = "[[1.5,2.5,3.5,4.0],[0.1,0.2,0.3,0.4]]"
+    /// When set, the replay connection uses a small receive buffer and waits this long after each request
+    /// before reading (a reader slower than the server's writes, as on a throttled path).
+    var slowReader: Duration?
 
     /// Runs one replay of `trace` with `testID`; stops after the grant when refused.
     func run(_ trace: ReplayTrace, testID: Int, server: ServerHarness.Running, sidePort: Int? = nil) async throws
@@ -47,7 +50,8 @@ struct ScriptedClient {
                     udp: trace.transport == .udp, serverAddress: flow.serverAddress, serverPort: flow.serverPort)
             else { return outcome }
             if trace.transport == .tcp {
-                outcome.responseBytes = try await Self.replayTCP(trace, port: endpoint.port, source: source)
+                outcome.responseBytes = try await Self.replayTCP(
+                    trace, port: endpoint.port, source: source, slowReader: slowReader)
             } else {
                 outcome.datagrams = try await Self.replayUDP(trace, port: endpoint.port, source: source, peer: &peer)
             }
@@ -63,8 +67,11 @@ struct ScriptedClient {
     }
 
     /// Sends every payload (no timing) and reads each response completely; returns the response bytes read.
-    static func replayTCP(_ trace: ReplayTrace, port: Int, source: String?) async throws -> Int {
-        let connection = try await RawConnection.connect(port: port, from: source)
+    static func replayTCP(_ trace: ReplayTrace, port: Int, source: String?, slowReader: Duration? = nil)
+        async throws -> Int
+    {
+        let connection = try await RawConnection.connect(
+            port: port, from: source, receiveBuffer: slowReader == nil ? nil : 4096)
         return try await connection.channel.executeThenClose { inbound, outbound in
             var iterator = inbound.makeAsyncIterator()
             var received = 0
@@ -72,6 +79,7 @@ struct ScriptedClient {
             for packet in trace.packets {
                 try await outbound.write(ByteBuffer(bytes: packet.payload))
                 expected += packet.responseLength
+                if let slowReader { try await Task.sleep(for: slowReader) }
                 while received < expected {
                     guard let chunk = try await iterator.next() else { return received }
                     received += chunk.readableBytes

@@ -72,10 +72,15 @@ struct RawConnection {
         port: Int,
         host: String = "127.0.0.1",
         from source: String? = nil,
-        tls: NIOSSLContext? = nil
+        tls: NIOSSLContext? = nil,
+        receiveBuffer: Int? = nil
     ) async throws -> RawConnection {
         var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+        if let receiveBuffer {
+            // Set before connecting, so the advertised window stays small (no receive autotuning).
+            bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(receiveBuffer))
+        }
         if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }
         let channel = try await bootstrap.connect(host: host, port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
