@@ -19,7 +19,8 @@
 # Settings: APP=deezer PATTERN=dzcdn PORT_TEST=port80s RATE_KBIT=4000 PORT_RATE_KBIT=10000 LINK_KBIT=100000
 #           DELAYED_BYTES=1500000
 #           BIN=.build/debug (built unless SKIP_BUILD=1) REPLAYS=../shared/replays TB=e2e KEEP=1 (keep logs)
-# Without root or the kernel features it prints why and exits 0 (skipped); a failed case exits 1.
+# Without root or the kernel features it prints why and exits 0 (skipped), or 1 when E2E_REQUIRED=1 (CI sets it,
+# so a machine that lost the testbed cannot pass by skipping); a failed case exits 1.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -46,8 +47,9 @@ CASES=("$@")
 log() { echo "e2e: $*" >&2; }
 
 if ! reason=$("$SCRIPTS/testbed.sh" check 2>&1); then
-    log "SKIPPED: the kernel testbed cannot run here:"
     echo "$reason" | sed 's/^/e2e:   /' >&2
+    if [ "${E2E_REQUIRED:-}" = 1 ]; then log "FAILED: the kernel testbed cannot run here (E2E_REQUIRED=1)"; exit 1; fi
+    log "SKIPPED: the kernel testbed cannot run here"
     exit 0
 fi
 [ -r "$REPLAYS/apps_list.json" ] || { log "FAILED: no replay traces in $REPLAYS"; exit 1; }
