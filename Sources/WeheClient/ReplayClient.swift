@@ -92,7 +92,13 @@ public struct ReplayClient: Sendable {
                 throw ReplayClientError(.storeFailed, "cannot get the next test number: \(error)")
             }
             onEvent(.testStarted(test: test.entry.id, historyCount: historyCount, isConfirmation: isConfirmation))
-            var result = try await runOnce(test, historyCount: historyCount, onEvent: onEvent)
+            var result: TestResult
+            do {
+                result = try await runOnce(test, historyCount: historyCount, onEvent: onEvent)
+            } catch where Task.isCancelled {
+                // Whatever a cancelled step reported (a connection closed under it), the cause is the cancellation.
+                throw ReplayClientError(.cancelled, "the test was cancelled")
+            }
             let step: ConfirmationFlow.Step
             do {
                 step = try flow.record(result.summary)

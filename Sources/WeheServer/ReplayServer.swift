@@ -195,6 +195,8 @@ package final class ReplayServer: Service, Sendable {
                                 try await UDPReplayListener(
                                     context: context, channel: listener.channel, recordedPort: listener.recorded
                                 ).run()
+                            } catch is CancellationError {
+                                logger.debug("UDP listener stopped")
                             } catch {
                                 logger.error("UDP listener stopped", metadata: ["wehe.error": "\(error)"])
                             }
@@ -357,22 +359,28 @@ private func acceptLoop(
         try await withThrowingDiscardingTaskGroup { group in
             try await listener.executeThenClose { inbound in
                 for try await child in inbound {
-                    guard context.limiter.acquire() else {
+                    let address = AddressText.normalized(child.channel.remoteAddress?.ipAddress ?? "unknown")
+                    guard context.limiter.acquire(address: address) else {
                         context.metrics.connectionRejected(kind)
                         context.logger.notice(
                             "connection refused: connection limit reached",
-                            metadata: ["wehe.channel": "\(kind)", "wehe.limit": "\(context.limiter.maximum)"])
+                            metadata: [
+                                "wehe.channel": "\(kind)", "wehe.peer": "\(AddressText.redacted(address))",
+                                "wehe.open": "\(context.limiter.current)",
+                            ])
                         try? await child.executeThenClose { _, _ in }
                         continue
                     }
                     context.metrics.connectionAccepted(kind)
                     group.addTask {
-                        defer { context.limiter.release() }
+                        defer { context.limiter.release(address: address) }
                         await handler(child)
                     }
                 }
             }
         }
+    } catch is CancellationError {
+        context.logger.debug("listener stopped", metadata: ["wehe.channel": "\(kind)"])
     } catch {
         context.logger.notice("listener stopped", metadata: ["wehe.channel": "\(kind)", "wehe.error": "\(error)"])
     }

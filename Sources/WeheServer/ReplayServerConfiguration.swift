@@ -43,6 +43,8 @@ package struct ReplayServerConfiguration: Sendable {
     package struct Limits: Sendable, Hashable {
         /// Open TCP connections (side channels and replay connections together); more are closed at once.
         package var maximumConnections = 4096
+        /// Open TCP connections from one client address; more are closed at once.
+        package var maximumConnectionsPerAddress = 256
         /// Concurrently admitted sessions; more are refused with `0;3`.
         package var maximumSessions = 2048
         /// Time from accept to a complete TLS handshake, ID declaration and change spec (side channel), or to the
@@ -104,6 +106,11 @@ package struct ReplayServerConfiguration: Sendable {
     package var analysis = DifferentiationConfiguration()
     /// WeHeY server pairs answered to `getServers`: `[address1, address2, shared-network label]`.
     package var localizationServerPairs: [[String]] = []
+    /// CA certificate that the other server of a WeHeY pair presents a certificate from (its analyzer is asked for
+    /// samples over HTTPS); `nil` asks over plain HTTP.
+    package var peerCACertificatePath: String?
+    /// Analyzer port of the other server of a WeHeY pair (HTTPS 56566 when a CA is set, else HTTP 56565).
+    package var peerAnalyzerPort = 56566
     /// Where results go.
     package var store: any ResultStore
     /// Prometheus registry served at `/metrics`; `nil` disables the endpoint.
@@ -144,7 +151,7 @@ package struct ReplayServerConfiguration: Sendable {
         guard (1...100_000).contains(sampleCount) else {
             throw ReplayServerError(.invalidConfiguration, "sample count \(sampleCount) is outside 1…100000")
         }
-        guard limits.maximumConnections > 0, limits.maximumSessions > 0 else {
+        guard limits.maximumConnections > 0, limits.maximumConnectionsPerAddress > 0, limits.maximumSessions > 0 else {
             throw ReplayServerError(.invalidConfiguration, "connection and session limits must be positive")
         }
         for pair in localizationServerPairs where pair.count != 3 {

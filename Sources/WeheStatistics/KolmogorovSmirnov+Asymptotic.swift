@@ -15,7 +15,8 @@ extension KolmogorovSmirnov {
         let t = size * d
         if t <= 1 {
             // Ruben and Gambino: P(D_n ≤ d) = n!/n^n · (2t − 1)^n for 1/(2n) ≤ d ≤ 1/n.
-            let logFactorialOverPower = 0.5 * log(size) - size + SpecialFunctions.logSqrtTwoPi
+            let logFactorialOverPower =
+                0.5 * log(size) - size + SpecialFunctions.logSqrtTwoPi
                 + SpecialFunctions.stirlingError(size)
             return clamp(1 - exp(logFactorialOverPower + size * log(2 * t - 1)))
         }

@@ -35,8 +35,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Data directory: database, certificates.")
     var data: String = "wehe-data"
 
-    @Option(name: .long, help: "Address to bind every listener to.")
-    var bind: String = "0.0.0.0"
+    @Option(name: .long, help: "Address to bind every listener to (default: 0.0.0.0).")
+    var bind: String?
 
     @Option(name: .long, help: "JSON configuration file (keys as the long option names, in camelCase).")
     var config: String?
@@ -44,17 +44,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Move every replay listener by this many ports.")
     var portOffset: Int?
 
-    @Option(name: .long, help: "TLS side-channel port (0 = any free port, -1 = off).")
-    var sideChannelPort: Int?
+    @Option(name: .long, help: "TLS side-channel port (0 = any free port, off = none).")
+    var sideChannelPort: PortSetting?
 
-    @Option(name: .long, help: "Plain side-channel port (-1 = off).")
-    var sideChannelPlainPort: Int?
+    @Option(name: .long, help: "Plain side-channel port (off = none).")
+    var sideChannelPlainPort: PortSetting?
 
-    @Option(name: .long, help: "HTTPS analyzer port (-1 = off).")
-    var analyzerPort: Int?
+    @Option(name: .long, help: "HTTPS analyzer port (off = none).")
+    var analyzerPort: PortSetting?
 
-    @Option(name: .long, help: "HTTP analyzer and /metrics port (-1 = off).")
-    var analyzerPlainPort: Int?
+    @Option(name: .long, help: "HTTP analyzer and /metrics port (off = none).")
+    var analyzerPlainPort: PortSetting?
 
     @Option(name: .long, help: "Server certificate chain (PEM).")
     var tlsCert: String?
@@ -74,6 +74,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Largest number of open TCP connections.")
     var maxConnections: Int?
 
+    @Option(name: .long, help: "Largest number of open TCP connections from one client address.")
+    var maxConnectionsPerAddress: Int?
+
     @Option(name: .long, help: "Largest number of concurrently admitted sessions.")
     var maxSessions: Int?
 
@@ -85,6 +88,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "WeHeY server pair for getServers: 'address1,address2,label' (repeatable).")
     var localizationPair: [String] = []
+
+    @Option(name: .long, help: "CA the other server of a WeHeY pair chains to (default: <data>/certs/ca.crt).")
+    var peerCA: String?
+
+    @Option(name: .long, help: "Analyzer port of the other server of a WeHeY pair (HTTPS).")
+    var peerAnalyzerPort: Int?
 
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String?
@@ -104,7 +113,11 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        var metricsFactory = PrometheusMetricsFactory(registry: registry)
+        let latenessBuckets = [-1, -0.1, -0.01, -0.001, 0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1, 5]
+        metricsFactory.valueHistogramBuckets["wehe_request_arrival_lateness_seconds"] = latenessBuckets
+        metricsFactory.valueHistogramBuckets["wehe_response_send_delay_seconds"] = latenessBuckets
+        MetricsSystem.bootstrap(metricsFactory)
         let logger = Logger(label: "wehe-server")
 
         let dataDirectory = data
@@ -120,13 +133,12 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ReplayServerConfiguration(
             replayDirectory: replayDirectory, store: resultStore, logger: logger)
         configuration.dataDirectory = dataDirectory
-        configuration.bindAddress = file.bind ?? bind
+        configuration.bindAddress = bind ?? file.bind ?? "0.0.0.0"
         configuration.replayPorts = .recorded(offset: portOffset ?? file.portOffset ?? 0)
-        configuration.sideChannelTLSPort = Self.port(sideChannelPort ?? file.sideChannelPort, default: 55556)
-        configuration.sideChannelPlainPort = Self.port(
-            sideChannelPlainPort ?? file.sideChannelPlainPort, default: 55555)
-        configuration.analyzerTLSPort = Self.port(analyzerPort ?? file.analyzerPort, default: 56566)
-        configuration.analyzerPlainPort = Self.port(analyzerPlainPort ?? file.analyzerPlainPort, default: 56565)
+        configuration.sideChannelTLSPort = Self.port(sideChannelPort, file.sideChannelPort, default: 55556)
+        configuration.sideChannelPlainPort = Self.port(sideChannelPlainPort, file.sideChannelPlainPort, default: 55555)
+        configuration.analyzerTLSPort = Self.port(analyzerPort, file.analyzerPort, default: 56566)
+        configuration.analyzerPlainPort = Self.port(analyzerPlainPort, file.analyzerPlainPort, default: 56565)
         if let name = admission ?? file.admission {
             guard let policy = ReplayServerConfiguration.AdmissionPolicy(rawValue: name) else {
                 throw ValidationError("--admission must be per-address or per-user")
@@ -134,6 +146,9 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.admission = policy
         }
         if let value = maxConnections ?? file.maxConnections { configuration.limits.maximumConnections = value }
+        if let value = maxConnectionsPerAddress ?? file.maxConnectionsPerAddress {
+            configuration.limits.maximumConnectionsPerAddress = value
+        }
         if let value = maxSessions ?? file.maxSessions { configuration.limits.maximumSessions = value }
         if let value = gracePeriod ?? file.gracePeriod { configuration.limits.shutdownGracePeriod = .seconds(value) }
         configuration.serverName = serverName ?? file.serverName ?? ProcessInfo.processInfo.hostName
@@ -141,6 +156,10 @@ struct ServeCommand: AsyncParsableCommand {
             $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
         }
         configuration.metricsRegistry = registry
+        let ownCA = (dataDirectory as NSString).appendingPathComponent("certs/ca.crt")
+        configuration.peerCACertificatePath =
+            peerCA ?? file.peerCA ?? (FileManager.default.fileExists(atPath: ownCA) ? ownCA : nil)
+        configuration.peerAnalyzerPort = peerAnalyzerPort ?? file.peerAnalyzerPort ?? 56566
 
         if configuration.sideChannelTLSPort != nil || configuration.analyzerTLSPort != nil {
             let cert = tlsCert ?? file.tlsCert
@@ -196,9 +215,11 @@ struct ServeCommand: AsyncParsableCommand {
         _ = setrlimit(RLIMIT_NOFILE_VALUE, &limit)
     }
 
-    static func port(_ value: Int?, default defaultPort: Int) -> Int? {
-        guard let value else { return defaultPort }
-        return value < 0 ? nil : value
+    /// The option wins over the file (where -1 means off); neither gives the default.
+    static func port(_ option: PortSetting?, _ file: Int?, default defaultPort: Int) -> Int? {
+        if let option { return option.port }
+        guard let file else { return defaultPort }
+        return file < 0 ? nil : file
     }
 
     static func defaultReplayDirectory() -> String? {
@@ -211,6 +232,22 @@ struct ServeCommand: AsyncParsableCommand {
 
     static func printError(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// A port option: a number, or `off`.
+struct PortSetting: ExpressibleByArgument {
+    /// The port; `nil` for off.
+    var port: Int?
+
+    init?(argument: String) {
+        if argument == "off" || argument == "-1" {
+            port = nil
+        } else if let value = Int(argument), (0...65535).contains(value) {
+            port = value
+        } else {
+            return nil
+        }
     }
 }
 
@@ -229,10 +266,13 @@ struct FileSettings: Decodable {
     var store: String?
     var postgresURL: String?
     var maxConnections: Int?
+    var maxConnectionsPerAddress: Int?
     var maxSessions: Int?
     var gracePeriod: Int?
     var serverName: String?
     var localizationPair: [String]?
+    var peerCA: String?
+    var peerAnalyzerPort: Int?
     var logLevel: String?
     var logFormat: String?
 

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import Logging
 
 /// The `wehe` command: run differentiation tests and look at replays and results.
 @main
@@ -8,7 +10,28 @@ struct Wehe: AsyncParsableCommand {
         abstract: "Detect whether your network treats some apps' traffic differently (Wehe for Swift).",
         discussion: CLIError.Code.table,
         subcommands: [
-            RunCommand.self, ResultsCommand.self, SettingsCommand.self, ReplaysCommand.self, TestbedCommand.self,
+            RunCommand.self, DemoCommand.self, ResultsCommand.self, SettingsCommand.self, ReplaysCommand.self,
+            TestbedCommand.self,
         ]
     )
+
+    /// Bootstraps logging (warnings and errors on stderr; `WEHE_LOG_LEVEL=debug` for more), then runs the command.
+    static func main() async {
+        let level = ProcessInfo.processInfo.environment["WEHE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:))
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level ?? .warning
+            return handler
+        }
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

@@ -79,10 +79,11 @@ func dpiVectorD3() throws {
 @Test("D4: keyword inside the skipped prefix: three probes, packets exhausted, no rule")
 func dpiVectorD4() throws {
     let (probes, outcome) = try run(vectorPackets, oracle: KeywordOracle(keywords: [c1: Set(2..<8)]).broke)
-    #expect(probes.map(\.0) == [
-        DPIProbe(packet: c1, region: 10..<230), DPIProbe(packet: s1, region: 10..<751),
-        DPIProbe(packet: s2, region: 10..<182),
-    ])
+    #expect(
+        probes.map(\.0) == [
+            DPIProbe(packet: c1, region: 10..<230), DPIProbe(packet: s1, region: 10..<751),
+            DPIProbe(packet: s2, region: 10..<182),
+        ])
     #expect(outcome == .noRuleFound)
 }
 

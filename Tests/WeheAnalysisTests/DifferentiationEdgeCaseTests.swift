@@ -29,14 +29,16 @@ func noPositiveSample() throws {
     #expect(try ios.analyze(original: series([5, 6, 7]), control: series([0]), seed: 1).verdict == .inconclusive)
 }
 
-@Test("Malformed samples throw typed errors", arguments: [
-    (ThroughputSeries(mbps: [1, .nan, 2], interval: 1), WeheAnalysisError.Code.invalidSample),
-    (ThroughputSeries(mbps: [1, .infinity], interval: 1), .invalidSample),
-    (ThroughputSeries(mbps: [1, -0.5], interval: 1), .invalidSample),
-    (ThroughputSeries(mbps: [1, 2, 3], times: [0.1, 0.2]), .mismatchedLengths),
-    (ThroughputSeries(mbps: [1, 2], times: [0.2, 0.1]), .invalidTimes),
-    (ThroughputSeries(mbps: [1, 2], times: [0.1, .nan]), .invalidTimes),
-])
+@Test(
+    "Malformed samples throw typed errors",
+    arguments: [
+        (ThroughputSeries(mbps: [1, .nan, 2], interval: 1), WeheAnalysisError.Code.invalidSample),
+        (ThroughputSeries(mbps: [1, .infinity], interval: 1), .invalidSample),
+        (ThroughputSeries(mbps: [1, -0.5], interval: 1), .invalidSample),
+        (ThroughputSeries(mbps: [1, 2, 3], times: [0.1, 0.2]), .mismatchedLengths),
+        (ThroughputSeries(mbps: [1, 2], times: [0.2, 0.1]), .invalidTimes),
+        (ThroughputSeries(mbps: [1, 2], times: [0.1, .nan]), .invalidTimes),
+    ])
 func malformedSamples(bad: ThroughputSeries, code: WeheAnalysisError.Code) throws {
     let analyzer = try DifferentiationAnalyzer()
     let good = series(Vectors.cyc(8, 0.25))
@@ -99,8 +101,11 @@ func decisionNumbers() throws {
     var generator = SeededGenerator(seed: 3)
     let stats = try DifferentiationAnalyzer().statistics(
         originalValues: [0, 2, 4, 6], controlValues: [10, 10, 10, 14], using: &generator)
-    #expect(stats.original == ThroughputSummary(max: 6, min: 0, mean: 3, median: 3,
-        standardDeviation: 5.0.squareRoot(), count: 4))
+    #expect(
+        stats.original
+            == ThroughputSummary(
+                max: 6, min: 0, mean: 3, median: 3,
+                standardDeviation: 5.0.squareRoot(), count: 4))
     #expect(stats.control.median == 10)
     #expect(stats.control.standardDeviation == 3.0.squareRoot())
     #expect(stats.area == 8)

@@ -13,25 +13,29 @@ func tDiffReference() throws {
     #expect(abs((values.max() ?? 0) - 58.6) < 0.05)
 }
 
-@Test("8.2: Mann-Whitney U of given differences against T_diff", arguments: [
-    (TDiffReference.values, 3200.0, 0.500681),
-    (TDiffReference.values.map { $0 * 0.5 }, 2159.5, 1.93249e-4),
-    (Vectors.rep(2, 80), 800, 1.03053e-18),
-    (Vectors.rep(8.5, 80), 3200, 0.500728),
-    (Vectors.rep(25, 80), 5040, 0.99999999999),
-])
+@Test(
+    "8.2: Mann-Whitney U of given differences against T_diff",
+    arguments: [
+        (TDiffReference.values, 3200.0, 0.500681),
+        (TDiffReference.values.map { $0 * 0.5 }, 2159.5, 1.93249e-4),
+        (Vectors.rep(2, 80), 800, 1.03053e-18),
+        (Vectors.rep(8.5, 80), 3200, 0.500728),
+        (Vectors.rep(25, 80), 5040, 0.99999999999),
+    ])
 func mannWhitneyVectors(differences: [Double], u1: Double, pValue: Double) throws {
     let result = try ThroughputSumTest.compare(differences: differences)
     #expect(result.statistic == u1)
     #expect(Vectors.close(result.pValue, pValue, relative: 1e-5), "p \(result.pValue)")
 }
 
-@Test("8.2: throughput-sum test on constant replays (deterministic whatever the draws)", arguments: [
-    (2.5, 40.0, 3.36546e-31, LocalizationVerdict.accessNetwork),
-    (5.0, 6080, 1.0, .noEvidence),
-    (2.75, 3360, 0.720907, .noEvidence),
-    (2.625, 1680, 1.48270e-8, .accessNetwork),
-])
+@Test(
+    "8.2: throughput-sum test on constant replays (deterministic whatever the draws)",
+    arguments: [
+        (2.5, 40.0, 3.36546e-31, LocalizationVerdict.accessNetwork),
+        (5.0, 6080, 1.0, .noEvidence),
+        (2.75, 3360, 0.720907, .noEvidence),
+        (2.625, 1680, 1.48270e-8, .accessNetwork),
+    ])
 func throughputSumVectors(each: Double, u1: Double, pValue: Double, verdict: LocalizationVerdict) throws {
     var generator = SeededGenerator(seed: 5)
     let result = try #require(
@@ -126,13 +130,15 @@ func lossCorrelationAllZero() {
     #expect(LossCorrelationTest.correlation(Vectors.rep(0, 30), Vectors.rep(0, 30)).pValue.isNaN)
 }
 
-@Test("8.3: client verdict on correlation p-values", arguments: [
-    ([0.01, 0.02, 0.2, 0.3], nil, LocalizationVerdict.accessNetwork, LocalizationVerdict.noEvidence),
-    ([0.2, 0.3], nil, .noEvidence, .noEvidence),
-    ([], nil, .inconclusive, .inconclusive),
-    ([0.049, 0.051], nil, .accessNetwork, .noEvidence),
-    ([], 0.2, .noEvidence, .noEvidence),
-] as [([Double], Double?, LocalizationVerdict, LocalizationVerdict)])
+@Test(
+    "8.3: client verdict on correlation p-values",
+    arguments: [
+        ([0.01, 0.02, 0.2, 0.3], nil, LocalizationVerdict.accessNetwork, LocalizationVerdict.noEvidence),
+        ([0.2, 0.3], nil, .noEvidence, .noEvidence),
+        ([], nil, .inconclusive, .inconclusive),
+        ([0.049, 0.051], nil, .accessNetwork, .noEvidence),
+        ([], 0.2, .noEvidence, .noEvidence),
+    ] as [([Double], Double?, LocalizationVerdict, LocalizationVerdict)])
 func localizationVerdicts(
     pValues: [Double], mwu: Double?, verdict: LocalizationVerdict, oldVerdict: LocalizationVerdict
 ) {
@@ -206,8 +212,9 @@ func lossCorrelationEndToEnd() throws {
     #expect(correlated.intervalSizes.count == 21)
     #expect(correlated.pValues.count == 21)
     #expect(correlated.pValues.allSatisfy { $0 < 0.05 })
-    #expect(LocalizationRules().decide(mwuPValue: nil, correlationPValues: correlated.pValues).verdict
-        == .accessNetwork)
+    #expect(
+        LocalizationRules().decide(mwuPValue: nil, correlationPValues: correlated.pValues).verdict
+            == .accessNetwork)
 
     let unrelated = try #require(try LossCorrelationTest.run(first: first, second: independent))
     let below = unrelated.pValues.filter { $0 < 0.05 }.count
@@ -233,7 +240,8 @@ func localizationAnalyzer() throws {
     let branch = LossBranch(timeline: try timeline(duration: 45, lossy: bursts), minimumRTT: 0.05)
 
     let full = try analyzer.analyze(
-        .init(single: Vectors.rep(5, 100), simultaneous: (Vectors.rep(5, 100), Vectors.rep(5, 100)),
+        .init(
+            single: Vectors.rep(5, 100), simultaneous: (Vectors.rep(5, 100), Vectors.rep(5, 100)),
             loss: (branch, branch)),
         seed: 1)
     #expect(full.mwuStatistic == 6080)

@@ -128,4 +128,37 @@ struct AnalyzerTests {
             #expect(pValue >= 0 && pValue <= 1)
         }
     }
+
+    @Test("WeHeY: localize fetches the second server's samples from that server's analyzer")
+    func localizationAcrossServers() async throws {
+        let single = (0..<80).map { 4 + Double($0 % 9) * 0.05 }
+        let half = (0..<80).map { 2 + Double($0 % 7) * 0.03 }
+        try await ServerHarness.run { peer in
+            try await Self.seed(peer.store, user: "@wehey0002", historyCount: 7, original: half, control: half)
+            let peerPort = try #require(peer.ports.analyzerPlain)
+            let pairedWithPeer: (inout ReplayServerConfiguration) -> Void = { configuration in
+                configuration.localizationServerPairs = [["127.0.0.1", "127.0.0.1", "test pair"]]
+                configuration.peerAnalyzerPort = peerPort
+            }
+            try await ServerHarness.run(configure: pairedWithPeer) { server in
+                try await Self.seed(
+                    server.store, user: "@wehey0002", historyCount: 5, original: single, control: single)
+                try await Self.seed(server.store, user: "@wehey0002", historyCount: 6, original: half, control: half)
+                let port = try #require(server.ports.analyzerPlain)
+                let info1 = FormParameters.encodeComponent(#"{"server":"127.0.0.1","historyCount":"6"}"#)
+                let info2 = FormParameters.encodeComponent(#"{"server":"127.0.0.1","historyCount":"7"}"#)
+                let singleInfo = FormParameters.encodeComponent(
+                    #"{"singleReplay_userID":"@wehey0002","singleReplay_historyCount":"5"}"#)
+                let queued = try await HTTPProbe.request(
+                    port: port, method: "POST", path: "/Results",
+                    body: "command=localize&userID=%40wehey0002&testID=0&server1Info=\(info1)&server2Info=\(info2)"
+                        + "&singleServerInfo=\(singleInfo)&kwargs=%7B%7D")
+                #expect(queued == #"{"success": true}"#)
+                let run = try #require(
+                    try await server.store.localization(userID: "@wehey0002", historyCounts: [6, 7]))
+                #expect(run.summary?.mwuPValue != nil)
+                #expect(run.summary?.simultaneousMeansMbps.count == 2)
+            }
+        }
+    }
 }

@@ -135,4 +135,28 @@ struct BadInputTests {
             try await Self.normalSession(server)
         }
     }
+
+    @Test("one address cannot take every slot: its connections beyond the per-address cap are closed at once")
+    func perAddressCap() async throws {
+        let capped: (inout ReplayServerConfiguration) -> Void = { configuration in
+            configuration.limits.maximumConnectionsPerAddress = 5
+            configuration.limits.firstMessageTimeout = .seconds(30)
+        }
+        try await ServerHarness.run(configure: capped) { server in
+            let port = try #require(server.ports.sideChannelPlain)
+            var idle: [any Channel] = []
+            for _ in 0..<5 { idle.append(try await IdleConnection.open(port: port)) }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await Self.sendAndAwaitClose(port, []) < .seconds(2))
+            // Another address is still served while the first one holds its five slots.
+            var client = ScriptedClient()
+            client.source = "127.0.0.23"
+            let trace = try ReplayLibrary(directory: TestResources.fixtureReplays).trace(
+                file: "port_8081.pcap_client_all.json")
+            let outcome = try await client.run(trace, testID: 0, server: server)
+            #expect(outcome.grant == "1;127.0.0.23;100")
+            #expect(outcome.responseBytes == 1_000_000)
+            for connection in idle { try await connection.close() }
+        }
+    }
 }

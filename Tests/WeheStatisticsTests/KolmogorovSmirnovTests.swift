@@ -4,9 +4,10 @@ import WeheStatistics
 
 /// Golden comparisons with SciPy 1.17.1 `ks_2samp`, `kstwo.sf` and `smirnov`.
 ///
-/// Measured worst relative errors of the p-value (Linux x86_64, this commit):
-///   exact, p ≥ 1e-15: 5e-14; exact, 1e-300 ≤ p < 1e-15: 6e-13; asymptotic: 3e-12; kstwo.sf: 3e-12.
-/// The tolerances below are the goal (1e-9), not these figures.
+/// Measured worst relative errors against SciPy (Linux x86_64; the tests print them as `[golden]` lines):
+///   exact p ≥ 1e-15: 5.3e-15; exact 1e-300 ≤ p < 1e-15 (down to 3.7e-300): 7.8e-14; asymptotic p: 4.0e-13;
+///   `kstwo.sf` over all branches: 9.5e-12 (n = 100, d = 0.2, where both sides compute 1 − cdf ≈ 6.7e-4);
+///   `smirnov`: 3.8e-13; D: exact equality. Asserted: 1e-12 (exact), 1e-10 (asymptotic and distributions).
 @Suite struct KolmogorovSmirnovGoldenTests {
     struct Case: Decodable, Sendable {
         var id: String
@@ -61,7 +62,8 @@ import WeheStatistics
             } else {
                 error = exactTiny.record(result.pValue, item.pValue, item.id)
             }
-            #expect(error <= 1e-9, "p of \(item.id): \(result.pValue) vs \(item.pValue)")
+            let tolerance = result.method == .exact ? 1e-12 : 1e-10
+            #expect(error <= tolerance, "p of \(item.id): \(result.pValue) vs \(item.pValue)")
         }
         for tracker in [exactModerate, exactTiny, asymptotic, statistic] { print(tracker.summary) }
     }
@@ -83,7 +85,7 @@ import WeheStatistics
             let error =
                 item.kind == "smirnov"
                 ? smirnov.record(value, item.value, label) : kolmogorov.record(value, item.value, label)
-            #expect(error <= 1e-9, "\(label): \(value) vs \(item.value)")
+            #expect(error <= 1e-10, "\(label): \(value) vs \(item.value)")
         }
         print(kolmogorov.summary)
         print(smirnov.summary)

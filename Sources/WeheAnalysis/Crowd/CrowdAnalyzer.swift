@@ -50,10 +50,12 @@ public struct CrowdAnalyzer<Generator: RandomNumberGenerator> {
         let scalars: CrowdTestScalars?
         switch record.measurement {
         case .samples(let original, let control):
-            scalars = Self.scalars(original: original, control: control, configuration: configuration,
+            scalars = Self.scalars(
+                original: original, control: control, configuration: configuration,
                 using: &generator)
         case .scalars(let given):
-            let finite = given.originalMeanMbps.isFinite && given.controlMeanMbps.isFinite
+            let finite =
+                given.originalMeanMbps.isFinite && given.controlMeanMbps.isFinite
                 && !given.ksPValue.isNaN
             scalars = finite ? given : nil
         }
@@ -62,7 +64,8 @@ public struct CrowdAnalyzer<Generator: RandomNumberGenerator> {
             rejectedRecords += 1
             return false
         }
-        let eligible = scalars.relativeDifference > configuration.differenceThreshold
+        let eligible =
+            scalars.relativeDifference > configuration.differenceThreshold
             && (scalars.jackknifeRatio ?? 0) > configuration.ratioThreshold
         groups[key, default: Group()].append(
             originalMean: scalars.originalMeanMbps, controlMean: scalars.controlMeanMbps,
@@ -113,10 +116,11 @@ public struct CrowdAnalyzer<Generator: RandomNumberGenerator> {
         guard let ks = try? KolmogorovSmirnov.twoSample(original, control) else { return nil }
         var ratio: Double?
         if difference > configuration.differenceThreshold && ks.pValue < configuration.familywiseAlpha {
-            ratio = (try? Jackknife.compute(
-                original, control, fullPValue: ks.pValue, rounds: configuration.jackknifeRounds,
-                fraction: configuration.jackknifeFraction, pThreshold: configuration.jackknifePThreshold,
-                using: &generator))??.ratio
+            ratio =
+                (try? Jackknife.compute(
+                    original, control, fullPValue: ks.pValue, rounds: configuration.jackknifeRounds,
+                    fraction: configuration.jackknifeFraction, pThreshold: configuration.jackknifePThreshold,
+                    using: &generator))??.ratio
         }
         return CrowdTestScalars(
             originalMeanMbps: originalMean, controlMeanMbps: controlMean, relativeDifference: difference,
@@ -151,10 +155,11 @@ public struct CrowdAnalyzer<Generator: RandomNumberGenerator> {
         } catch {
             throw WeheAnalysisError(.statisticsFailed, "population KS test failed: \(error.message)")
         }
-        let ratio = try Jackknife.compute(
-            group.originalMeans, group.controlMeans, fullPValue: ks.pValue, rounds: configuration.jackknifeRounds,
-            fraction: configuration.jackknifeFraction, pThreshold: configuration.jackknifePThreshold,
-            using: &generator)?.ratio ?? 0
+        let ratio =
+            try Jackknife.compute(
+                group.originalMeans, group.controlMeans, fullPValue: ks.pValue, rounds: configuration.jackknifeRounds,
+                fraction: configuration.jackknifeFraction, pThreshold: configuration.jackknifePThreshold,
+                using: &generator)?.ratio ?? 0
         let differs = ks.pValue < configuration.populationPThreshold && ratio > configuration.ratioThreshold
         report.populationKSPValue = ks.pValue
         report.populationRatio = ratio
@@ -184,9 +189,10 @@ public struct CrowdAnalyzer<Generator: RandomNumberGenerator> {
             rates.append(CrowdGroupReport.Rate(rate: peak.rate, lower: range.lower, upper: range.upper))
         }
         report.rates = rates
-        report.truePositives = positiveOriginal.filter { mean in
-            rates.contains { $0.lower <= mean && mean <= $0.upper }
-        }.count
+        report.truePositives =
+            positiveOriginal.filter { mean in
+                rates.contains { $0.lower <= mean && mean <= $0.upper }
+            }.count
         if rates.isEmpty {
             report.note = "no throughput rate specific to the original replays"
         }

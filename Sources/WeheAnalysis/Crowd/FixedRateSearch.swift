@@ -194,7 +194,8 @@ public enum FixedRateSearch {
             var high = index
             while high < densities.count - 1 && densities[high + 1] > threshold { high += 1 }
             found.append(
-                Peak(rate: round2(grid[index]), density: densities[index], lower: round2(grid[low]),
+                Peak(
+                    rate: round2(grid[index]), density: densities[index], lower: round2(grid[low]),
                     upper: round2(grid[high])))
         }
         var merged: [Peak] = []

@@ -93,12 +93,16 @@ public struct DifferentiationAnalyzer: Sendable {
 
         var missing: [String] = []
         if originalPositive.isEmpty {
-            missing.append(originalValues.isEmpty ? "the original replay has no samples"
-                : "the original replay has no positive throughput sample")
+            missing.append(
+                originalValues.isEmpty
+                    ? "the original replay has no samples"
+                    : "the original replay has no positive throughput sample")
         }
         if controlPositive.isEmpty {
-            missing.append(controlValues.isEmpty ? "the control replay has no samples"
-                : "the control replay has no positive throughput sample")
+            missing.append(
+                controlValues.isEmpty
+                    ? "the control replay has no samples"
+                    : "the control replay has no positive throughput sample")
         }
         if !missing.isEmpty {
             return TestStatistics(

@@ -133,13 +133,3 @@ public struct VerdictRules: Sendable, Hashable, Codable {
         return VerdictDecision(verdict: verdict, direction: direction, thresholds: thresholds)
     }
 }
-
-/// The outcome of `VerdictRules.decide`: the verdict, its direction and the thresholds that produced it.
-public struct VerdictDecision: Sendable, Hashable {
-    /// The verdict.
-    public var verdict: Verdict
-    /// For differentiation: `.prioritized` when the original was faster than the control, else `.throttled`.
-    public var direction: DifferentiationDirection?
-    /// The thresholds that were applied.
-    public var thresholds: AppliedThresholds
-}

@@ -1,4 +1,4 @@
-public import WeheCore
+import WeheCore
 
 /// The client-side localization verdict from the two WeHeY tests' numbers (analysis.md section 6.5, protocol.md
 /// section 12 item 8). Thresholds are configuration; the defaults are those of the current WeHeY clients.
@@ -71,14 +71,4 @@ public struct LocalizationRules: Sendable, Hashable, Codable {
         }
         return LocalizationDecision(verdict: verdict, throughputSimilar: similar, lossCorrelated: correlated)
     }
-}
-
-/// The outcome of `LocalizationRules.decide`.
-public struct LocalizationDecision: Sendable, Hashable {
-    /// The verdict.
-    public var verdict: LocalizationVerdict
-    /// Whether the pair's summed throughput looked like the single replay's; `nil` when that test did not run.
-    public var throughputSimilar: Bool?
-    /// Whether the two branches' losses were correlated; `nil` when that test did not run.
-    public var lossCorrelated: Bool?
 }

@@ -79,7 +79,8 @@ public struct LossTimeline: Sendable, Hashable, Codable {
                 throw WeheAnalysisError(.invalidSample, "loss reading \(index): a cumulative counter decreased")
             }
             samples.append(
-                Sample(time: reading.time, bytesSent: reading.totalBytesSent - sent,
+                Sample(
+                    time: reading.time, bytesSent: reading.totalBytesSent - sent,
                     bytesLost: reading.totalBytesLost - lost))
             sent = reading.totalBytesSent
             lost = reading.totalBytesLost

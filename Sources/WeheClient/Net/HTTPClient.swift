@@ -140,6 +140,12 @@ final class ResponseCollector: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
+    /// A channel that never became active (a refused connection) removes its handlers without `channelInactive`;
+    /// the promise must still be completed.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        finish(.failure(ChannelError.ioOnClosedChannel))
+    }
+
     private func finish(_ result: Result<HTTPClient.Response, any Error>) {
         guard !finished else { return }
         finished = true

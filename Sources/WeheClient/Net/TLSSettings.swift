@@ -49,7 +49,7 @@ enum TLSSettings {
 enum NetworkErrors {
     static func connectError(_ error: any Error, what: String, host: String, port: Int) -> ReplayClientError {
         if let error = error as? ReplayClientError { return error }
-        if error is CancellationError || error is ReadCancelled {
+        if Task.isCancelled || error is CancellationError || error is ReadCancelled {
             return ReplayClientError(.cancelled, "the test was cancelled")
         }
         if isTLSError(error) {

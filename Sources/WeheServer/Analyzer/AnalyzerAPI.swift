@@ -121,15 +121,23 @@ struct AnalyzerAPI: Sendable {
         let servers = [
             first["server"].flatMap(Self.stringValue) ?? "", second["server"].flatMap(Self.stringValue) ?? "",
         ]
-        // Samples of the original replays: the simultaneous pair and the earlier single-server test. Only this
-        // server's store is consulted; a run whose pieces live elsewhere is inconclusive with a note.
+        // Samples of the original replays: the simultaneous pair and the earlier single-server test.
         func samples(_ historyCount: Int?) async throws -> [Double]? {
             guard let historyCount else { return nil }
             return try await store.test(TestKey(userID: userID, historyCount: historyCount))?.replay(0)?.samples.mbps
         }
-        let simultaneousFirst = try await samples(h1)
-        let simultaneousSecond = try await samples(h2)
-        let singleSamples = try await samples(singleCount)
+        // Pieces not stored here come from the server that ran them (its analyzer's getMeasurements).
+        func samples(_ historyCount: Int?, on server: String?) async throws -> [Double]? {
+            if let local = try await samples(historyCount) { return local }
+            guard let historyCount, let server, !server.isEmpty, let peers = context.peerMeasurements else {
+                return nil
+            }
+            return await peers.clientThroughput(host: server, userID: userID, historyCount: historyCount)
+        }
+        let simultaneousFirst = try await samples(h1, on: servers[0])
+        let simultaneousSecond = try await samples(h2, on: servers[1])
+        let singleSamples = try await samples(
+            singleCount, on: single["singleReplay_server"].flatMap(Self.stringValue))
         let analyzer = try LocalizationAnalyzer()
         var input = LocalizationAnalyzer.Input(single: singleSamples, simultaneous: nil, loss: nil)
         if let simultaneousFirst, let simultaneousSecond {

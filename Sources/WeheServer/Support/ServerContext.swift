@@ -16,6 +16,8 @@ final class ServerContext: Sendable {
     let resources: ResourceMonitor
     let analysis: AnalysisRunner
     let events: EventRecorder
+    /// Fetches samples from the other server of a WeHeY pair; `nil` when no pair is configured.
+    let peerMeasurements: PeerMeasurements?
     let logger: Logger
     /// 64 KiB of zeros: the filler sent when a trace has no recorded response content (slices share storage).
     let filler: ByteBuffer
@@ -30,7 +32,10 @@ final class ServerContext: Sendable {
             maximumSessions: configuration.limits.maximumSessions,
             holdTime: configuration.limits.sessionMaximumDuration
         )
-        self.limiter = ConnectionLimiter(maximum: configuration.limits.maximumConnections)
+        self.limiter = ConnectionLimiter(
+            maximum: configuration.limits.maximumConnections,
+            maximumPerAddress: configuration.limits.maximumConnectionsPerAddress
+        )
         self.resources = ResourceMonitor(
             memoryUseLimit: configuration.limits.memoryUseLimit,
             diskUseLimit: configuration.limits.diskUseLimit,
@@ -50,6 +55,15 @@ final class ServerContext: Sendable {
             logger: configuration.logger
         )
         self.filler = ByteBuffer(repeating: 0, count: 64 * 1024)
+        if configuration.localizationServerPairs.isEmpty {
+            self.peerMeasurements = nil
+        } else {
+            self.peerMeasurements = PeerMeasurements(
+                caCertificatePath: configuration.peerCACertificatePath,
+                port: configuration.peerAnalyzerPort,
+                timeout: .seconds(8)
+            )
+        }
     }
 
     /// Whether the server is shutting down (no new sessions).

@@ -37,8 +37,9 @@ struct ListResults: AsyncParsableCommand {
             let directory = DataDirectory.resolve(dataDirectory)
             let settings = try directory.loadSettings()
             let strings = Strings.select(language ?? settings.language)
-            let store = try await HistoryFile.open(path: directory.historyPath)
-            let rows = try await store.history(userID: settings.userID, beforeHistoryCount: nil, limit: max(1, limit))
+            let rows = try await History.with(directory) { store in
+                try await store.history(userID: settings.userID, beforeHistoryCount: nil, limit: max(1, limit))
+            }
             if json {
                 let items = rows.map { row in
                     "{\"id\":\(row.key.historyCount),\"date\":\"\(ResultsCommand.date(row.metadata.startedAt))\",\"replay\":\"\(row.metadata.replayName)\",\"verdict\":\"\(row.analysis?.verdict.rawValue ?? "")\",\"originalMeanMbps\":\(row.analysis?.originalMeanMbps ?? 0),\"controlMeanMbps\":\(row.analysis?.controlMeanMbps ?? 0)}"
@@ -86,8 +87,10 @@ struct ShowResult: AsyncParsableCommand {
             let directory = DataDirectory.resolve(dataDirectory)
             let settings = try directory.loadSettings()
             let strings = Strings.select(language ?? settings.language)
-            let store = try await HistoryFile.open(path: directory.historyPath)
-            guard let record = try await store.test(TestKey(userID: settings.userID, historyCount: id)) else {
+            let found = try await History.with(directory) { store in
+                try await store.test(TestKey(userID: settings.userID, historyCount: id))
+            }
+            guard let record = found else {
                 throw CLIError(code: .missingInput, "no result with id \(id)")
             }
             print("\(record.metadata.replayName)  #\(id)  \(ResultsCommand.date(record.metadata.startedAt))")

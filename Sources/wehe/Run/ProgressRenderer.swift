@@ -16,7 +16,24 @@ final class ProgressRenderer: Sendable {
     private let strings: Strings
     private let live: Bool
     private let descriptor: Int32
-    private let lastPlainLine = Mutex<Double>(-1)
+    private let state = Mutex(State())
+
+    /// Progress of the replay in flight: recent (elapsed seconds, bytes) points and the time of the last plain line.
+    private struct State {
+        var points: [(seconds: Double, bytes: Int)] = []
+        var lastPlainLine = 0.0
+
+        /// Records a point and returns the throughput over about the last second, Mbit/s.
+        mutating func rate(seconds: Double, bytes: Int) -> Double {
+            points.append((seconds, bytes))
+            while points.count > 2, points[1].seconds <= seconds - ProgressRenderer.rateWindow { points.removeFirst() }
+            guard let first = points.first, seconds > first.seconds else { return 0 }
+            return Double(bytes - first.bytes) * 8 / 1e6 / (seconds - first.seconds)
+        }
+    }
+
+    /// The current throughput is measured over this many seconds.
+    static let rateWindow = 1.0
 
     init(strings: Strings, json: Bool) {
         self.strings = strings
@@ -29,13 +46,13 @@ final class ProgressRenderer: Sendable {
         case .testStarted(let test, let historyCount, let isConfirmation):
             emit("\(test) #\(historyCount)" + (isConfirmation ? " (\(strings.confirming))" : ""))
         case .replayStarted(_, let role, let name, let position):
-            lastPlainLine.withLock { $0 = -1 }
+            state.withLock { $0 = State() }
             emit("  " + strings.replayLine(position, role == .original ? strings.original : strings.control, name))
         case .replayProgress(_, _, let progress):
             render(progress)
         case .replayFinished(_, _, let outcome):
             let line =
-                "    \(Terminal.bytes(outcome.bytesReceived)) in \(Terminal.format(outcome.duration.inSeconds, decimals: 1)) s"
+                "    " + strings.replayDone(Terminal.bytes(outcome.bytesReceived), outcome.duration.inSeconds)
             if live { overwrite(line + "\n") } else { emit(line) }
         case .portBlocked(_, let port):
             emit("  \(strings.blockedPort): \(port)")
@@ -50,21 +67,22 @@ final class ProgressRenderer: Sendable {
 
     private func render(_ progress: ReplayProgress) {
         let seconds = progress.elapsed.inSeconds
+        let (mbps, due) = state.withLock { state -> (Double, Bool) in
+            let mbps = state.rate(seconds: seconds, bytes: progress.bytesReceived)
+            guard seconds - state.lastPlainLine >= 1 else { return (mbps, false) }
+            state.lastPlainLine = seconds
+            return (mbps, true)
+        }
         let text =
             "\(Terminal.bytes(progress.bytesReceived)), \(Terminal.format(seconds, decimals: 1)) s, "
-            + "\(Terminal.format(progress.currentMbps, decimals: 1)) Mbit/s"
+            + "\(Terminal.format(mbps, decimals: 1)) Mbit/s"
         if live {
             let width = 24
             let filled = Int((progress.fractionDone * Double(width)).rounded())
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
             overwrite("    [\(bar)] \(text)")
-        } else {
-            let due = lastPlainLine.withLock { last -> Bool in
-                guard seconds - last >= 1 else { return false }
-                last = seconds
-                return true
-            }
-            if due { emit("    \(text)") }
+        } else if due {
+            emit("    \(text)")
         }
     }
 

@@ -44,21 +44,10 @@ struct RunCommand: AsyncParsableCommand {
             try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
             if let server { settings.server = server }
             let library = ReplayLibrary(directory: try replays.resolved())
-            let catalog: AppCatalog
-            do {
-                catalog = try library.catalog()
-            } catch {
-                throw CLIError(code: error.code == .unreadable ? .missingInput : .invalidInput, error.description)
-            }
-            let ids = all ? catalog.entries.map(\.id).filter { Self.available($0, library, catalog) } : tests
-            var selected: [ReplayClient.Test] = []
-            for id in ids {
-                do {
-                    selected.append(try ReplayClient.Test.load(id, from: library, catalog: catalog))
-                } catch {
-                    throw CLIError(error)
-                }
-            }
+            let catalog = try TestSelection.catalog(library)
+            let ids =
+                all ? catalog.entries.filter { TestSelection.available($0, library, catalog) }.map(\.id) : tests
+            let selected = try TestSelection.load(ids, from: library, catalog: catalog)
             var configuration = ReplayClientConfiguration(
                 server: settings.server, userID: settings.userID,
                 trustedCertificatesPEM: try Self.readCertificate(cert ?? settings.certificate),
@@ -66,12 +55,10 @@ struct RunCommand: AsyncParsableCommand {
                 verdictRules: try options.verdictRules(settings),
                 confirmation: settings.confirmation && !options.noConfirmation,
                 historyCounter: SettingsHistoryCounter(directory: directory, settings: settings))
-            let history: HistoryFile
-            do {
-                history = try await HistoryFile.open(path: directory.historyPath)
+            try await History.with(directory) { history in
+                configuration.store = history
+                try await Self.execute(selected, configuration: configuration, strings: strings, json: options.json)
             }
-            configuration.store = history
-            try await Self.execute(selected, configuration: configuration, strings: strings, json: options.json)
         } catch let error as CLIError {
             throw error.exit()
         }
@@ -105,13 +92,6 @@ struct RunCommand: AsyncParsableCommand {
             print(ResultOutput.table(results, strings: strings, color: Terminal.stdoutIsTerminal))
         }
         if let failure { throw failure }
-    }
-
-    static func available(_ id: String, _ library: ReplayLibrary, _ catalog: AppCatalog) -> Bool {
-        guard let entry = catalog.entry(named: id), let control = catalog.controlFile(for: entry) else { return false }
-        let manager = FileManager.default
-        return manager.fileExists(atPath: library.path(of: entry.originalFile))
-            && manager.fileExists(atPath: library.path(of: control))
     }
 
     static func readCertificate(_ path: String?) throws -> String? {

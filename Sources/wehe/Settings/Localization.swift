@@ -90,6 +90,25 @@ struct Strings: Sendable {
     var blockedPort: String { pick("port blocked", "port bloqué") }
     var failed: String { pick("failed", "échec") }
     var interrupted: String { pick("interrupted; the server connection was closed", "interrompu ; connexion au serveur fermée") }
+    func demoNote(_ replays: String) -> String {
+        pick(
+            "Demo: a Wehe server runs inside this process on 127.0.0.1 with the traces of \(replays). No traffic "
+                + "leaves this computer, so no consent is asked; `wehe run` asks before testing your real network. "
+                + "Demo results are not added to your history.",
+            "Démo : un serveur Wehe tourne dans ce processus sur 127.0.0.1 avec les traces de \(replays). Aucun "
+                + "trafic ne quitte cet ordinateur, le consentement n'est donc pas demandé ; `wehe run` le demande "
+                + "avant de tester votre vrai réseau. Les résultats de la démo ne sont pas ajoutés à l'historique.")
+    }
+    func demoThrottleNote(_ test: String, _ bitsPerSecond: Int) -> String {
+        let rate = Terminal.format(Double(bitsPerSecond) / 1e6, decimals: 2)
+        return pick(
+            "A throttling middlebox on 127.0.0.2 recognises \(test) by its first bytes and slows it to \(rate) Mbit/s.",
+            "Un boîtier de bridage sur 127.0.0.2 reconnaît \(test) à ses premiers octets et le limite à \(rate) Mbit/s.")
+    }
+    func replayDone(_ bytes: String, _ seconds: Double) -> String {
+        let time = Terminal.format(seconds, decimals: 1)
+        return pick("\(bytes) in \(time) s", "\(bytes) en \(time) s")
+    }
     func replayLine(_ position: Int, _ role: String, _ name: String) -> String {
         pick("replay \(position)/2 (\(role)): \(name)", "rejeu \(position)/2 (\(role)) : \(name)")
     }

@@ -6,7 +6,7 @@ sessions at once, each a full side-channel exchange over TLS plus one port-test 
 timing), and reports successes, wall time, server CPU seconds (utime+stime from /proc/<pid>/stat) and the server's
 peak resident memory (VmHWM). Usage:
 
-    python3 Benchmarks/load/wehe_load.py --server-bin .build/release/wehe-server --sessions 50 200 500
+    python3 scripts/load_benchmark.py --server-bin .build/release/wehe-server --sessions 50 200 500
 """
 
 import argparse
@@ -99,6 +99,34 @@ async def session(index, args, trace, context):
         writer.close()
 
 
+async def idle_round(count, args, trace, context, pid):
+    """Opens `count` silent connections (plain TCP to the TLS side channel: a half-open handshake), runs one normal
+    session meanwhile, and reports how many the server closed and the memory it used."""
+    sockets = []
+    for index in range(count):
+        source = "127.0.%d.%d" % (100 + index // 250, 2 + index % 250)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", args.side_port, local_addr=(source, 0))
+            sockets.append((reader, writer))
+        except OSError:
+            pass
+    await asyncio.sleep(2)
+    memory = proc_memory(pid)
+    normal = await session(9999, args, trace, context)
+    start = time.monotonic()
+
+    async def closed(reader):
+        try:
+            return await asyncio.wait_for(reader.read(1), timeout=30) == b""
+        except (asyncio.TimeoutError, OSError):
+            return False
+
+    results = await asyncio.gather(*(closed(r) for r, _ in sockets))
+    for _, writer in sockets:
+        writer.close()
+    return len(sockets), sum(results), time.monotonic() - start, memory, normal
+
+
 async def run_round(count, args, trace, context):
     started = time.monotonic()
     results = await asyncio.gather(*(session(i, args, trace, context) for i in range(count)))
@@ -113,11 +141,12 @@ async def run_round(count, args, trace, context):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--server-bin", required=True)
-    parser.add_argument("--replays", default=os.path.join(os.path.dirname(__file__), "../../../shared/replays"))
+    parser.add_argument("--replays", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../shared/replays"))
     parser.add_argument("--sessions", type=int, nargs="+", default=[50, 200, 500])
     parser.add_argument("--offset", type=int, default=30000)
     parser.add_argument("--store", default="sqlite")
     parser.add_argument("--trace", default="port_853.pcap_client_all.json")
+    parser.add_argument("--idle", type=int, default=0, help="also open this many silent connections")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -132,7 +161,7 @@ def main():
     server = subprocess.Popen(
         [args.server_bin, "serve", "--replays", args.replays, "--data", work, "--bind", "127.0.0.1",
          "--port-offset", str(args.offset), "--side-channel-port", str(args.side_port),
-         "--side-channel-plain-port", "-1", "--analyzer-port", "-1", "--analyzer-plain-port", "45565",
+         "--side-channel-plain-port", "off", "--analyzer-port", "off", "--analyzer-plain-port", "45565",
          "--tls-cert", work + "/certs/server.crt", "--tls-key", work + "/certs/server.key", "--store", args.store,
          "--log-level", "warning"],
         stdout=log, stderr=log)
@@ -158,6 +187,10 @@ def main():
                 count, ok, elapsed, cpu, 100 * cpu / elapsed / 2, memory["VmHWM"] / 1048576,
                 failures or "-"), flush=True)
             time.sleep(2)
+        if args.idle:
+            opened, closed, waited, memory, normal = asyncio.run(idle_round(args.idle, args, trace, context, server.pid))
+            print("idle: %d silent connections opened, RSS with them %.1f MiB, %d closed by the server within %.1f s; "
+                  "a normal session meanwhile: %s" % (opened, memory["VmRSS"] / 1048576, closed, waited, normal))
     finally:
         server.terminate()
         try:

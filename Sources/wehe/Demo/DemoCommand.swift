@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import Logging
+import WeheClient
+import WeheCore
+import WeheWire
+
+/// `wehe demo`: a newcomer's first command. Runs our server inside this process on loopback with the shared traces
+/// (or the bundled synthetic ones), runs a couple of short app tests against it and prints the verdicts. No root,
+/// no network, no server to set up, no consent prompt (nothing leaves the computer), nothing added to the history.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run a couple of tests against a Wehe server started inside this process on loopback.",
+        discussion: """
+            Traces: --replays, else $WEHE_REPLAYS, else ../shared/replays, else the bundled synthetic ones. \
+            Default tests: the two shortest app tests of the catalog. With --throttle <test>:<rate> (for example \
+            youtube:1.5mbit) a userspace throttling middlebox on 127.0.0.2 recognises that test's flows by their \
+            first bytes, as an ISP's DPI box would, and slows them down, so the verdict shows differentiation. \
+            Demo results are not added to your history. \(CLIError.Code.table)
+            """)
+
+    @Option(name: .long, help: "Comma-separated test ids (default: the two shortest app tests).")
+    var tests: String?
+
+    @Option(name: .long, help: "Throttle one test through the middlebox, e.g. youtube:1.5mbit.")
+    var throttle: String?
+
+    @Option(name: .customLong("replays"), help: "Directory of replay traces and their catalog.")
+    var replays: String?
+
+    @Flag(name: .long, help: "Print one JSON object per test on stdout (progress goes to stderr).")
+    var json = false
+
+    @Option(name: .customLong("lang"), help: "Language of messages: en or fr (default: the locale).")
+    var language: String?
+
+    @Option(name: .customLong("area-threshold"), help: "Area threshold as a fraction (default 0.5, 0.3 above 10 Mbit/s).")
+    var areaThreshold: Double?
+
+    @Option(name: .customLong("p-threshold"), help: "KS p-value threshold (default 0.01).")
+    var pValueThreshold: Double?
+
+    @Option(name: .customLong("rules"), help: "Decision rule: android (default) or ios.")
+    var rules = "android"
+
+    @Flag(name: .long, help: "Re-run a test whose first result is not clear, as `wehe run` does (off in the demo).")
+    var confirmation = false
+
+    func run() async throws {
+        do {
+            let strings = Strings.select(language)
+            let throttle = try throttle.map { try DemoThrottle(parsing: $0) }
+            let directory = try Self.replayDirectory(replays)
+            let library = ReplayLibrary(directory: directory)
+            let catalog = try TestSelection.catalog(library)
+            var ids = try tests.map(Self.split) ?? Self.defaultTests(library, catalog)
+            if let throttle, !ids.contains(where: { catalog.entry(named: $0)?.id == catalog.entry(named: throttle.test)?.id }) {
+                ids.append(throttle.test)
+            }
+            let selected = try TestSelection.load(ids, from: library, catalog: catalog)
+            let throttled = throttle.flatMap { throttle in
+                selected.first { $0.entry.id == catalog.entry(named: throttle.test)?.id }.map { (throttle, $0) }
+            }
+            Terminal.printError(strings.demoNote(directory))
+            if let throttled {
+                Terminal.printError(strings.demoThrottleNote(throttled.1.entry.name, throttled.0.rateBitsPerSecond))
+            }
+            let rules = try TestSelection.verdictRules(rules: rules, area: areaThreshold, pValue: pValueThreshold)
+            let json = self.json
+            let confirmation = self.confirmation
+            // The in-process server reports its own shutdown at error level; keep it quiet unless asked.
+            var serverLogger = Logger(label: "wehe.demo.server")
+            if ProcessInfo.processInfo.environment["WEHE_LOG_LEVEL"] == nil { serverLogger.logLevel = .critical }
+            try await DemoEnvironment.run(replays: directory, throttle: throttled, logger: serverLogger) { endpoints in
+                let configuration = ReplayClientConfiguration(
+                    server: endpoints.server, userID: WeheSettings.makeUserID(),
+                    trustedCertificatesPEM: endpoints.trustedPEM, sideChannelPort: endpoints.sideChannelPort,
+                    analyzerPort: endpoints.analyzerPort, verdictRules: rules, confirmation: confirmation)
+                try await RunCommand.execute(selected, configuration: configuration, strings: strings, json: json)
+            }
+        } catch let error as CLIError {
+            throw error.exit()
+        }
+    }
+
+    static func split(_ list: String) -> [String] {
+        list.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// The two app tests (not port tests) with the shortest catalog time whose traces are present; catalog order
+    /// breaks ties.
+    static func defaultTests(_ library: ReplayLibrary, _ catalog: AppCatalog) throws -> [String] {
+        let candidates = catalog.entries.enumerated()
+            .filter { !$0.element.isPortTest && TestSelection.available($0.element, library, catalog) }
+            .sorted { ($0.element.durationSeconds, $0.offset) < ($1.element.durationSeconds, $1.offset) }
+        guard !candidates.isEmpty else {
+            throw CLIError(code: .missingInput, "the replay directory \(library.directory) has no app test with both traces")
+        }
+        return candidates.prefix(2).map(\.element.id)
+    }
+
+    /// `--replays`, else `$WEHE_REPLAYS`, else `../shared/replays`, else the synthetic traces bundled with `wehe`
+    /// (next to the executable), else `Fixtures/replays` in the current directory (a checkout).
+    static func replayDirectory(_ explicit: String?) throws -> String {
+        if let explicit { return explicit }
+        var candidates: [String] = []
+        if let value = ProcessInfo.processInfo.environment["WEHE_REPLAYS"], !value.isEmpty { candidates.append(value) }
+        candidates.append("../shared/replays")
+        if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() {
+            candidates.append(
+                executable.deletingLastPathComponent()
+                    .appendingPathComponent("wehe-swift_wehe.resources/DemoReplays").path)
+        }
+        candidates.append("Fixtures/replays")
+        if let found = candidates.first(where: { ReplayLibrary.isDirectory($0) }) { return found }
+        throw CLIError(
+            code: .missingInput, "no replay directory found (tried \(candidates.joined(separator: ", "))); pass --replays")
+    }
+}
