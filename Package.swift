@@ -217,9 +217,10 @@ let package = Package(
         .testTarget(
             name: "WeheTestbedTests",
             dependencies: [
-                "WeheTestbed", "WeheTestKit",
+                "WeheTestbed", "WeheTestKit", "WeheCore", "WeheWire", "WeheStore", "WeheServer", "WeheClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

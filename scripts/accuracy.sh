@@ -18,7 +18,7 @@
 #   delayed   app throttled to DELAYED_KBIT after DELAYED_BYTES per connection  truth: differentiation
 #   loss1     1 % random loss towards the client, nothing throttled           truth: no differentiation
 #
-# Settings: R=50 APP=deezer PATTERN=dzcdn PORT_TEST=port80s PATH_KBIT=100000 PORT_KBIT=4000 DELAYED_KBIT=4000
+# Settings: R=50 APP=deezer PATTERN=dzcdn PORT_TEST=port80s PATH_KBIT=100000 PORT_KBIT=10000 DELAYED_KBIT=4000
 #           DELAYED_BYTES=1500000 DELAY_MS=0 (extra one-way delay on every condition) BIN=.build/release
 #           (built unless SKIP_BUILD=1) REPLAYS=../shared/replays OUT=accuracy-<time>.jsonl TB=acc
 set -euo pipefail
@@ -35,7 +35,7 @@ APP=${APP:-deezer}
 PATTERN=${PATTERN:-dzcdn}
 PORT_TEST=${PORT_TEST:-port80s}
 PATH_KBIT=${PATH_KBIT:-100000}
-PORT_KBIT=${PORT_KBIT:-4000}
+PORT_KBIT=${PORT_KBIT:-10000}
 DELAYED_KBIT=${DELAYED_KBIT:-4000}
 DELAYED_BYTES=${DELAYED_BYTES:-1500000}
 DELAY_MS=${DELAY_MS:-0}

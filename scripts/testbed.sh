@@ -260,7 +260,7 @@ up() {
     [[ $INSPECT =~ ^[0-9]+$ && $INSPECT -gt 0 ]] || fail "INSPECT must be a positive integer"
     down
     topology
-    [ "$MODE" = none ] && [ "$LINK_KBIT" = 0 ] || shaper
+    if [ "$MODE" != none ] || [ "$LINK_KBIT" != 0 ]; then shaper; fi
     classifier
     impairments
     say "up: MODE=$MODE rate=${RATE_KBIT}kbit link=${LINK_KBIT}kbit delayed=${DELAYED_BYTES}B loss=${LOSS_PM}‰ delay=${DELAY_MS}ms prefix=$TB"

@@ -1,0 +1,111 @@
+import Logging
+import Testing
+import WeheClient
+import WeheCore
+import WeheServer
+import WeheStore
+import WeheTestKit
+import WeheTestbed
+import WeheWire
+
+/// Our client, our throttling proxy and our server on loopback, with a published trace: the userspace counterpart of
+/// `scripts/e2e-detection.sh` (which needs root). The server listens on 127.0.0.2; the proxy listens on the same
+/// port numbers on 127.0.0.1, where the client believes the server is, and relays every port the test uses (side
+/// channel and analyzer unclassified). The server sees the proxy's address, 127.0.0.1, for every connection, so it
+/// pairs the replay connections with the side channel as usual.
+@Suite(
+    "Detection through the userspace throttling proxy (loopback, published Deezer trace)",
+    .serialized,
+    .timeLimit(.minutes(2)),
+    .enabled(if: TestResources.hasSharedReplays, "the published traces in ../shared/replays are needed")
+)
+struct DetectionThroughProxyTests {
+    typealias Configuration = ThrottlingProxyConfiguration
+
+    /// The Deezer trace's first request is a TLS ClientHello naming `e-cdns-proxy-a.dzcdn.net`; its bit-inverted
+    /// control carries no such bytes.
+    static let pattern = Array("dzcdn".utf8)
+
+    private static var logger: Logger {
+        var logger = Logger(label: "wehe-testbed-e2e")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    /// Runs one Deezer test through a proxy with `classifier` and a 20 Mbit/s bucket; returns the result and the
+    /// proxy's counters.
+    private func runTest(
+        classifier: (_ replayPort: Int) -> Configuration.Classifier
+    ) async throws -> (TestResult, ThrottlingProxyStatistics) {
+        let library = ReplayLibrary(directory: TestResources.sharedReplays)
+        let test = try ReplayClient.Test.load("deezer", from: library, catalog: try library.catalog())
+        var server = ReplayServerConfiguration(
+            replayDirectory: TestResources.sharedReplays,
+            store: InMemoryResultStore(anonymization: try AnonymizationPolicy(storeFullAddress: true)),
+            logger: Self.logger)
+        server.bindAddress = "127.0.0.2"
+        server.sideChannelTLSPort = nil
+        server.sideChannelPlainPort = 0
+        server.analyzerTLSPort = nil
+        server.analyzerPlainPort = 0
+        server.replayPorts = .ephemeral
+        server.extraReplayPorts = []
+        server.limits.shutdownGracePeriod = .seconds(1)
+        let replayServer = try ReplayServer(configuration: server)
+        return try await withThrowingTaskGroup(of: (TestResult, ThrottlingProxyStatistics)?.self) { group in
+            group.addTask {
+                try await replayServer.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            let ports = try await replayServer.listeningPorts()
+            let sideChannel = try #require(ports.sideChannelPlain)
+            let analyzer = try #require(ports.analyzerPlain)
+            let replay = try #require(ports.tcp[443])
+            func route(_ port: Int, classified: Bool) -> Configuration.Route {
+                .init(
+                    .tcp, listen: .init(host: "127.0.0.1", port: port), upstream: .init(host: "127.0.0.2", port: port),
+                    isClassified: classified)
+            }
+            let proxy = try ThrottlingProxy(
+                configuration: Configuration(
+                    routes: [
+                        route(sideChannel, classified: false), route(analyzer, classified: false),
+                        route(replay, classified: true),
+                    ],
+                    classifier: classifier(replay),
+                    shaping: .init(rateBitsPerSecond: 20_000_000)
+                ))
+            let result = try await proxy.withRunning { _ in
+                var client = ReplayClientConfiguration(
+                    server: "127.0.0.1", userID: "@testbed01", sideChannelPort: sideChannel, sideChannelTLS: false,
+                    analyzerPort: analyzer, analyzerTLS: false, confirmation: false)
+                client.addressDiscovery = .never
+                client.timing.firstPollDelay = .milliseconds(50)
+                return try await ReplayClient(configuration: client).run(test)
+            }
+            return (result, proxy.statistics)
+        }
+    }
+
+    @Test("the app's flows throttled by their server name: differentiation, the app throttled")
+    func throttledApp() async throws {
+        let (result, stats) = try await runTest { _ in .patterns([Self.pattern]) }
+        #expect(result.verdict == .differentiation)
+        #expect(result.direction == .throttled)
+        #expect(result.summary.originalMeanMbps < 20)
+        #expect(result.summary.controlMeanMbps > 40)
+        // Exactly one flow (the original replay's) was matched; the control and the side channel were not.
+        #expect(stats.matchedFlows == 1)
+        #expect(stats.shapedBytes > 6_000_000)
+    }
+
+    @Test("every flow of the replay port throttled (both replays): no differentiation")
+    func portShaping() async throws {
+        let (result, stats) = try await runTest { .serverPorts([$0]) }
+        #expect(result.verdict == .noDifferentiation)
+        #expect(result.summary.originalMeanMbps < 20)
+        #expect(result.summary.controlMeanMbps < 20)
+        #expect(stats.matchedFlows == 2)
+    }
+}
