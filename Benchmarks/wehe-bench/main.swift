@@ -17,6 +17,8 @@ case "statistics":
     runStatisticsBenchmarks()
 case "store":
     await runStoreBenchmarks(postgresURL: getenv("WEHE_BENCH_POSTGRES_URL").map { String(cString: $0) })
+case "client":
+    await runClientBenchmarks(replays: rest.first ?? "../shared/replays")
 case "crowd":
     if let options = CrowdBenchmarkOptions.parse(rest) {
         await runCrowdBenchmark(options)
@@ -32,6 +34,8 @@ default:
           replays [dir]      load + validate a replay directory and its largest trace
           statistics         exact KS p-value timings
           store              SQLite (and PostgreSQL via $WEHE_BENCH_POSTGRES_URL) inserts/s and 1M-test streaming
+          client [dir]       send lateness on loopback (Youtube, Skype), wall time / (2 x trace duration),
+                             client CPU and peak memory of a 50 MB port test
           crowd [records] [--parallelism P] [--batch B] [--python N | --no-python] [--check-sequential]
                              crowd-sourced analysis over synthetic test records (default 1 000 000), then
                              scripts/crowd_reference.py on the same records (default: as many) and the ratio

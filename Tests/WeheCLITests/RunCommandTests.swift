@@ -70,4 +70,13 @@ struct RunCommandTests {
         let data = TestResources.temporaryDirectory("wehe-cli")
         #expect(try CommandRunner.run("wehe", ["results", "show", "42", "--data-dir", data]).status == 3)
     }
+
+    @Test("a wrong option is a usage error: exit 64, as the documented table in --help says")
+    func usageError() throws {
+        let output = try CommandRunner.run("wehe", ["run", "youtube", "--no-such-option"])
+        #expect(output.status == 64)
+        #expect(output.stderr.contains("--no-such-option"))
+        let help = try CommandRunner.run("wehe", ["--help"])
+        #expect(help.stdout.contains("64 usage error"))
+    }
 }

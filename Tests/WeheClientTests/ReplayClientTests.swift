@@ -178,12 +178,7 @@ struct ReplayClientTests {
         let error = await #expect(throws: ReplayClientError.self) {
             try await ReplayClient(configuration: configuration).run(tests[0])
         }
-        // Known defect (see the closing note of session 1): under heavy machine load the handshake failure can
-        // surface as a closed channel during connect and be classified as .unreachable. The test must still fail.
-        #expect(error?.code == .tlsFailed || error?.code == .unreachable)
-        withKnownIssue("TLS failure sometimes reported as unreachable under load", isIntermittent: true) {
-            #expect(error?.code == .tlsFailed)
-        }
+        #expect(error?.code == .tlsFailed)
     }
 
     @Test("no server listening: .unreachable")

@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// A minimal HTTP/1.1 client for the analyzer (`/Results`) and `WHATSMYIPMAN`: one request per connection
 /// (`Connection: close`), optional TLS with the configured trust, a timeout on the whole exchange.
@@ -31,6 +32,7 @@ struct HTTPClient: Sendable {
     ) async throws(ReplayClientError) -> Response {
         let tls = self.tls
         let sniName = TLSSettings.serverName(for: host)
+        let response = Mutex<EventLoopFuture<Response>?>(nil)
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(connectTimeout.timeAmount)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -41,8 +43,10 @@ struct HTTPClient: Sendable {
                             try NIOSSLClientHandler(context: tls, serverHostname: sniName))
                     }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(
-                        ResponseCollector(promise: channel.eventLoop.makePromise()))
+                    let collector = ResponseCollector(promise: channel.eventLoop.makePromise())
+                    try channel.pipeline.syncOperations.addHandler(collector)
+                    // Kept here, not looked up later: a failed TLS handshake empties the pipeline at once.
+                    response.withLock { $0 = collector.promise.futureResult }
                 }
             }
         let channel: any Channel
@@ -64,13 +68,10 @@ struct HTTPClient: Sendable {
             }
             let timeout = requestTimeout.timeAmount
             let requestHead = head
+            guard let responseFuture = response.withLock({ $0 }) else {
+                throw ReplayClientError(.unreachable, "cannot set up the connection to \(what) at \(host):\(port)")
+            }
             let result = try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<Response> in
-                let collector: ResponseCollector
-                do {
-                    collector = try channel.pipeline.syncOperations.handler(type: ResponseCollector.self)
-                } catch {
-                    return channel.eventLoop.makeFailedFuture(error)
-                }
                 let timer = channel.eventLoop.scheduleTask(in: timeout) {
                     channel.pipeline.fireErrorCaught(HTTPTimeout())
                 }
@@ -80,7 +81,7 @@ struct HTTPClient: Sendable {
                         HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: body))), promise: nil)
                 }
                 channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-                return collector.promise.futureResult.always { _ in timer.cancel() }
+                return responseFuture.always { _ in timer.cancel() }
             }.value(onCancel: { channel.close(promise: nil) })
             channel.close(promise: nil)
             return result

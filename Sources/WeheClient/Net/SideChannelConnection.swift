@@ -2,6 +2,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import NIOTLS
+import Synchronization
 import WeheWire
 
 /// One side-channel connection (protocol.md section 5): framed messages both ways, `STARTED`/`DONE` notifications
@@ -28,6 +29,10 @@ final class SideChannelConnection: Sendable {
         onNotification: @escaping @Sendable (SideChannelMessage.Notification) -> Void
     ) async throws(ReplayClientError) -> SideChannelConnection {
         let sniName = TLSSettings.serverName(for: host)
+        // The inbox is handed out by the initializer rather than looked up in the pipeline afterwards: a failed TLS
+        // handshake closes the channel (and empties the pipeline) right after connecting, and the lookup would then
+        // hide the TLS error behind a "handler not found".
+        let installed = Mutex<NIOLoopBound<FrameInboxHandler>?>(nil)
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(connectTimeout.timeAmount)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -40,6 +45,7 @@ final class SideChannelConnection: Sendable {
                         try channel.pipeline.syncOperations.addHandler(handler)
                     }
                     try channel.pipeline.syncOperations.addHandler(inbox)
+                    installed.withLock { $0 = NIOLoopBound(inbox, eventLoop: channel.eventLoop) }
                 }
             }
         let channel: any Channel
@@ -48,12 +54,11 @@ final class SideChannelConnection: Sendable {
         } catch {
             throw NetworkErrors.connectError(error, what: "the side channel", host: host, port: port)
         }
+        guard let inbox = installed.withLock({ $0 }) else {
+            channel.close(promise: nil)
+            throw ReplayClientError(.unreachable, "cannot set up the side channel to \(host):\(port)")
+        }
         do {
-            let inbox = try await channel.eventLoop.submit {
-                NIOLoopBound(
-                    try channel.pipeline.syncOperations.handler(type: FrameInboxHandler.self),
-                    eventLoop: channel.eventLoop)
-            }.get()
             let connection = SideChannelConnection(channel: channel, inbox: inbox, host: host, port: port)
             if tls != nil {
                 let timeout = connectTimeout.timeAmount

@@ -85,14 +85,17 @@ final class ReplayConnection: Sendable {
     static func connect(host: String, port: Int, timeout: Duration, meter: ThroughputMeter) async throws
         -> ReplayConnection
     {
+        // The handler is handed out by the initializer: a peer that closes at once empties the pipeline.
+        let installed = Mutex<NIOLoopBound<ResponseCountingHandler>?>(nil)
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(timeout.timeAmount)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.socketOption(.so_keepalive), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ResponseCountingHandler(eventLoop: channel.eventLoop, meter: meter))
+                    let handler = ResponseCountingHandler(eventLoop: channel.eventLoop, meter: meter)
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                    installed.withLock { $0 = NIOLoopBound(handler, eventLoop: channel.eventLoop) }
                 }
             }
         let channel: any Channel
@@ -105,11 +108,10 @@ final class ReplayConnection: Sendable {
                 "cannot connect to the replay port \(host):\(port): \(NetworkErrors.describe(error))",
                 underlying: DescribedError(error))
         }
-        let counter = try await channel.eventLoop.submit {
-            NIOLoopBound(
-                try channel.pipeline.syncOperations.handler(type: ResponseCountingHandler.self),
-                eventLoop: channel.eventLoop)
-        }.get()
+        guard let counter = installed.withLock({ $0 }) else {
+            channel.close(promise: nil)
+            throw WeheReplayError(.connectFailed, "cannot set up the replay connection to \(host):\(port)")
+        }
         return ReplayConnection(channel: channel, counter: counter)
     }
 

@@ -42,11 +42,12 @@ struct CLIError: Error, CustomStringConvertible {
         /// One line per code for `--help`.
         static var table: String {
             """
-            Exit codes: 0 success; 1 invalid input; 2 usage error; 3 missing file; 4 consent not given; \
+            Exit codes: 0 success; 1 invalid input; 3 missing file; 4 consent not given; \
             5 server unreachable; 6 TLS failure; 7 no port-map entry; 15 replay unknown on the server; \
             16 another test from this address is running; 17 server low on resources; 18 refused (other code); \
             19 protocol violation; 20 analyzer failed or no result; 21 server stopped answering; 22 replay failed; \
-            25 result for another user or test; 26 history or settings not writable; 130 interrupted (Ctrl-C).
+            25 result for another user or test; 26 history or settings not writable; 64 usage error (a wrong option \
+            or argument); 130 interrupted (Ctrl-C).
             """
         }
     }
