@@ -15,15 +15,17 @@ struct DemoCommand: AsyncParsableCommand {
         discussion: """
             Traces: --replays, else $WEHE_REPLAYS, else ../shared/replays, else the bundled synthetic ones. \
             Default tests: the two shortest app tests of the catalog. With --throttle <test>:<rate> (for example \
-            youtube:1.5mbit) a userspace throttling middlebox on 127.0.0.2 recognises that test's flows by their \
-            first bytes, as an ISP's DPI box would, and slows them down, so the verdict shows differentiation. \
+            molotovtv:20mbit) a userspace throttling middlebox on 127.0.0.2 recognises that test's flows by their \
+            first bytes, as an ISP's DPI box would, and slows them down, so the verdict shows differentiation. A \
+            cap only shows when it is well below the rate the trace needs on average (YouTube's trace needs about \
+            0.4 Mbit/s, so youtube:1.5mbit changes its bursts but not its average); the demo warns when it is not. \
             Demo results are not added to your history. \(CLIError.Code.table)
             """)
 
     @Option(name: .long, help: "Comma-separated test ids (default: the two shortest app tests).")
     var tests: String?
 
-    @Option(name: .long, help: "Throttle one test through the middlebox, e.g. youtube:1.5mbit.")
+    @Option(name: .long, help: "Throttle one test through the middlebox, e.g. molotovtv:20mbit.")
     var throttle: String?
 
     @Option(name: .customLong("replays"), help: "Directory of replay traces and their catalog.")
@@ -68,6 +70,11 @@ struct DemoCommand: AsyncParsableCommand {
             Terminal.printError(strings.demoNote(directory))
             if let throttled {
                 Terminal.printError(strings.demoThrottleNote(throttled.1.entry.name, throttled.0.rateBitsPerSecond))
+                let average = Self.averageBitsPerSecond(throttled.1.original)
+                if let average, Double(throttled.0.rateBitsPerSecond) > average / 2 {
+                    Terminal.printError(
+                        strings.demoThrottleTooHigh(throttled.1.entry.name, averageBitsPerSecond: average))
+                }
             }
             let rules = try TestSelection.verdictRules(rules: rules, area: areaThreshold, pValue: pValueThreshold)
             let json = self.json
@@ -86,6 +93,14 @@ struct DemoCommand: AsyncParsableCommand {
         } catch let error as CLIError {
             throw error.exit()
         }
+    }
+
+    /// The rate a trace needs on average when replayed with its recorded timing (all payload bytes, both ways,
+    /// over the recorded duration); `nil` for a trace without duration.
+    static func averageBitsPerSecond(_ trace: ReplayTrace) -> Double? {
+        guard trace.duration > 0 else { return nil }
+        let bytes = trace.packets.reduce(0) { $0 + $1.payload.count + $1.responseLength }
+        return Double(bytes) * 8 / trace.duration
     }
 
     static func split(_ list: String) -> [String] {

@@ -111,6 +111,18 @@ struct Strings: Sendable {
             "Un boîtier de bridage sur 127.0.0.2 reconnaît \(test) à ses premiers octets et le limite à \(rate) Mbit/s."
         )
     }
+    func demoThrottleTooHigh(_ test: String, averageBitsPerSecond: Double) -> String {
+        let average = Terminal.format(averageBitsPerSecond / 1e6, decimals: 2)
+        let half = Terminal.format(averageBitsPerSecond / 2e6, decimals: 2)
+        return pick(
+            "Note: \(test)'s trace needs only \(average) Mbit/s on average, so this cap reshapes its bursts without "
+                + "lowering its average much; the area test will probably not report differentiation. A rate below "
+                + "\(half) Mbit/s (or molotovtv:20mbit) shows it.",
+            "Remarque : la trace de \(test) ne demande que \(average) Mbit/s en moyenne ; ce plafond remodèle ses "
+                + "rafales sans beaucoup baisser sa moyenne, et le test d'aire ne signalera probablement pas de "
+                + "différenciation. Un débit sous \(half) Mbit/s (ou molotovtv:20mbit) la montre."
+        )
+    }
     func replayDone(_ bytes: String, _ seconds: Double) -> String {
         let time = Terminal.format(seconds, decimals: 1)
         return pick("\(bytes) in \(time) s", "\(bytes) en \(time) s")
