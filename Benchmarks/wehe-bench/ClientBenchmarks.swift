@@ -207,18 +207,9 @@ struct LoopbackBenchServer: Sendable {
         let certificates = try CertificateFactory.issue(into: scratch, hostNames: [address])
         var logger = Logger(label: "wehe-bench.server")
         logger.logLevel = .critical
-        var configuration = ReplayServerConfiguration(
-            replayDirectory: replays, store: InMemoryResultStore(), logger: logger)
-        configuration.dataDirectory = scratch
-        configuration.bindAddress = address
-        configuration.sideChannelTLSPort = 0
-        configuration.sideChannelPlainPort = nil
-        configuration.analyzerTLSPort = 0
-        configuration.analyzerPlainPort = nil
-        configuration.replayPorts = .ephemeral
-        configuration.extraReplayPorts = []
-        configuration.tls = .init(
-            certificateChainPath: certificates.serverCertificate, privateKeyPath: certificates.serverKey)
+        let configuration = ReplayServerConfiguration.privateTLS(
+            replayDirectory: replays, store: InMemoryResultStore(), logger: logger, address: address,
+            dataDirectory: scratch, certificates: certificates)
         let server = try ReplayServer(configuration: configuration)
         let caPEM = try String(contentsOfFile: certificates.caCertificate, encoding: .utf8)
         let group = ServiceGroup(configuration: .init(services: [server], logger: logger))

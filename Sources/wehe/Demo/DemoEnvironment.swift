@@ -44,18 +44,9 @@ enum DemoEnvironment {
         do {
             certificates = try CertificateFactory.issue(
                 into: scratch + "/certs", hostNames: [serverAddress, middleboxAddress])
-            var configuration = ReplayServerConfiguration(
-                replayDirectory: replays, store: InMemoryResultStore(), logger: logger)
-            configuration.dataDirectory = scratch
-            configuration.bindAddress = serverAddress
-            configuration.sideChannelTLSPort = 0
-            configuration.sideChannelPlainPort = nil
-            configuration.analyzerTLSPort = 0
-            configuration.analyzerPlainPort = nil
-            configuration.replayPorts = .ephemeral
-            configuration.extraReplayPorts = []
-            configuration.tls = .init(
-                certificateChainPath: certificates.serverCertificate, privateKeyPath: certificates.serverKey)
+            var configuration = ReplayServerConfiguration.privateTLS(
+                replayDirectory: replays, store: InMemoryResultStore(), logger: logger, address: serverAddress,
+                dataDirectory: scratch, certificates: certificates)
             configuration.serverName = "wehe-demo"
             configuration.limits.shutdownGracePeriod = .seconds(1)
             server = try ReplayServer(configuration: configuration)
