@@ -127,7 +127,9 @@ package final class ReplayServer: Service, Sendable {
         var apps: [any Service] = []
         for (port, secure) in [(configuration.analyzerTLSPort, true), (configuration.analyzerPlainPort, false)] {
             guard let port else { continue }
-            let router = AnalyzerHTTP.router(api: api, metrics: configuration.metricsRegistry)
+            let router = AnalyzerHTTP.router(
+                api: api, metrics: configuration.metricsRegistry, fleet: configuration.fleetAuthenticator,
+                now: configuration.now)
             let server: HTTPServerBuilder
             if secure, let tlsConfiguration = analyzerTLS {
                 do {

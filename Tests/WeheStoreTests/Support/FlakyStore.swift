@@ -1,5 +1,6 @@
 import Foundation
 import WeheStore
+import WeheCore
 
 /// A store that fails on demand in front of an in-memory store: the test fake for `BufferedResultWriter`.
 actor FlakyStore: ResultStore {
@@ -43,6 +44,13 @@ actor FlakyStore: ResultStore {
         try gate()
         try await inner.save(localization: localization)
     }
+
+    func save(loss: ReplayLossRecord) async throws(WeheStoreError) {
+        try gate()
+        try await inner.save(loss: loss)
+    }
+
+    func loss(_ key: ReplayKey) async throws(WeheStoreError) -> ReplayLossRecord? { try await inner.loss(key) }
 
     func append(events: [SessionEvent]) async throws(WeheStoreError) {
         try gate()
