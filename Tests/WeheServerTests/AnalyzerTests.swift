@@ -135,7 +135,8 @@ struct AnalyzerTests {
     func localizationAcrossServers() async throws {
         let single = (0..<80).map { 4 + Double($0 % 9) * 0.05 }
         let half = (0..<80).map { 2 + Double($0 % 7) * 0.03 }
-        try await ServerHarness.run { peer in
+        let fleet = try FleetAuthenticator(secret: Array("a fleet secret of at least 32 bytes".utf8))
+        try await ServerHarness.run(configure: { $0.fleetAuthenticator = fleet }) { peer in
             try await Self.seed(peer.store, user: "@wehey0002", historyCount: 7, original: half, control: half)
             let peerPort = try #require(peer.ports.analyzerPlain)
             let pairedWithPeer: (inout ReplayServerConfiguration) -> Void = { configuration in
@@ -143,6 +144,7 @@ struct AnalyzerTests {
                     LocalizationPair(prefix: nil, first: "127.0.0.1", second: "127.0.0.1", label: "test pair")
                 ]
                 configuration.peerAnalyzerPort = peerPort
+                configuration.fleetAuthenticator = fleet
             }
             try await ServerHarness.run(configure: pairedWithPeer) { server in
                 try await Self.seed(

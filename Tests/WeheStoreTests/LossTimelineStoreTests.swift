@@ -54,7 +54,8 @@ struct LossTimelineStoreTests {
                 let error = await #expect(throws: WeheStoreError.self) { try await store.save(loss: bad) }
                 #expect(error?.code == .invalidRecord)
             }
-            #expect(try await store.loss(key) == nil)
+            let stored = try await store.loss(key)
+            #expect(stored == nil)
         }
     }
 
