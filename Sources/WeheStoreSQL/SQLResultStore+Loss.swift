@@ -48,7 +48,8 @@ extension SQLResultStore {
                 }
                 return ReplayLossRecord(
                     key: key, source: source, recordedAt: try row.date("recorded_at"),
-                    minimumRTT: try row.optional("min_rtt"), duration: try row.decode(column: "duration", as: Double.self),
+                    minimumRTT: try row.optional("min_rtt"),
+                    duration: try row.decode(column: "duration", as: Double.self),
                     samples: samples)
             }
         }

@@ -136,7 +136,8 @@ struct AnalyzerTests {
         let single = (0..<80).map { 4 + Double($0 % 9) * 0.05 }
         let half = (0..<80).map { 2 + Double($0 % 7) * 0.03 }
         let fleet = try FleetAuthenticator(secret: Array("a fleet secret of at least 32 bytes".utf8))
-        try await ServerHarness.run(configure: { $0.fleetAuthenticator = fleet }) { peer in
+        let withFleet: (inout ReplayServerConfiguration) -> Void = { $0.fleetAuthenticator = fleet }
+        try await ServerHarness.run(configure: withFleet) { peer in
             try await Self.seed(peer.store, user: "@wehey0002", historyCount: 7, original: half, control: half)
             let peerPort = try #require(peer.ports.analyzerPlain)
             let pairedWithPeer: (inout ReplayServerConfiguration) -> Void = { configuration in

@@ -55,10 +55,11 @@ struct LocalizationFleetTests {
     }
 
     static func measurementTarget(_ type: String, user: String, historyCount: Int, kwargs: String = "{}") -> String {
-        "/Results?" + FormParameters.encode([
-            ("command", "getMeasurements"), ("measurementType", type), ("userID", user),
-            ("historyCount", String(historyCount)), ("testID", "0"), ("kwargs", kwargs),
-        ])
+        "/Results?"
+            + FormParameters.encode([
+                ("command", "getMeasurements"), ("measurementType", type), ("userID", user),
+                ("historyCount", String(historyCount)), ("testID", "0"), ("kwargs", kwargs),
+            ])
     }
 
     /// 30 s of 10 ms readings; in the listed seconds every 10th reading is a retransmission.
@@ -93,7 +94,8 @@ struct LocalizationFleetTests {
     func authentication() async throws {
         let fleet = try Self.fleet()
         let stranger = try FleetAuthenticator(secret: Array("some other secret, also 32 bytes long".utf8))
-        try await ServerHarness.run(configure: { $0.fleetAuthenticator = fleet }) { server in
+        let withFleet: (inout ReplayServerConfiguration) -> Void = { $0.fleetAuthenticator = fleet }
+        try await ServerHarness.run(configure: withFleet) { server in
             let port = try #require(server.ports.analyzerPlain)
             try await AnalyzerTests.seed(
                 server.store, user: "@fleet0001", historyCount: 5, original: Self.half, control: Self.half)
@@ -133,15 +135,19 @@ struct LocalizationFleetTests {
             #expect(summary["minRtt"] == .number(0.02, text: "0.02"))
             #expect(summary["duration"] == .number(30, text: "30.0"))
             let ratios = try await signed("lossRatios", kwargs: #"{"intervalSizes":[1.0]}"#)
-            #expect(ratios["columns"] == .array([.string("intervalSize"), .string("intervalEnd"), .string("lossRatio")]))
+            #expect(
+                ratios["columns"] == .array([.string("intervalSize"), .string("intervalEnd"), .string("lossRatio")]))
             guard case .array(let rows)? = ratios["data"] else {
                 Issue.record("no data frame rows")
                 return
             }
             #expect(rows.count == 30)
-            #expect(rows.dropFirst(2).first == .array([
-                .number(1, text: "1.0"), .number(3, text: "3.0"), .number(10.0 / 101.0, text: "\(10.0 / 101.0)"),
-            ]))
+            #expect(
+                rows.dropFirst(2).first
+                    == .array([
+                        .number(1, text: "1.0"), .number(3, text: "3.0"),
+                        .number(10.0 / 101.0, text: "\(10.0 / 101.0)"),
+                    ]))
             let readings = try await signed("lossRatios", kwargs: #"{"resolution":"readings"}"#)
             guard case .array(let readingRows)? = readings["data"] else {
                 Issue.record("no reading rows")
@@ -164,21 +170,24 @@ struct LocalizationFleetTests {
     /// with the fleet secret; `secondClock` skews server 2's wall clock.
     static func withPair(
         secondClockSkew: TimeInterval = 0,
-        _ body: @Sendable (_ first: ServerHarness.Running, _ second: ServerHarness.Running, _ port: Int) async throws
+        _ body:
+            @Sendable (_ first: ServerHarness.Running, _ second: ServerHarness.Running, _ port: Int) async throws
             -> Void
     ) async throws {
         let fleet = try Self.fleet()
-        try await ServerHarness.run(configure: { configuration in
+        let secondServer: (inout ReplayServerConfiguration) -> Void = { configuration in
             configuration.bindAddress = "127.0.0.2"
             configuration.fleetAuthenticator = fleet
             configuration.now = { Date().addingTimeInterval(secondClockSkew) }
-        }) { second in
+        }
+        try await ServerHarness.run(configure: secondServer) { second in
             let port = try #require(second.ports.analyzerPlain)
-            try await ServerHarness.run(configure: { configuration in
+            let firstServer: (inout ReplayServerConfiguration) -> Void = { configuration in
                 configuration.analyzerPlainPort = port
                 configuration.peerAnalyzerPort = port
                 configuration.fleetAuthenticator = fleet
-            }) { first in
+            }
+            try await ServerHarness.run(configure: firstServer) { first in
                 try await body(first, second, port)
             }
         }
@@ -189,9 +198,12 @@ struct LocalizationFleetTests {
         // Server 2's wall clock is two minutes ahead: timelines align by each replay's own start all the same.
         try await Self.withPair(secondClockSkew: 120) { first, second, port in
             let user = "@wehey0101"
-            try await AnalyzerTests.seed(first.store, user: user, historyCount: 5, original: Self.single, control: Self.single)
-            try await AnalyzerTests.seed(first.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
-            try await AnalyzerTests.seed(second.store, user: user, historyCount: 7, original: Self.half, control: Self.half)
+            try await AnalyzerTests.seed(
+                first.store, user: user, historyCount: 5, original: Self.single, control: Self.single)
+            try await AnalyzerTests.seed(
+                first.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
+            try await AnalyzerTests.seed(
+                second.store, user: user, historyCount: 7, original: Self.half, control: Self.half)
             // The same policer drops on both branches in the same seconds.
             let lossy: Set<Int> = [2, 3, 9, 14, 15, 21, 26]
             try await first.store.save(loss: Self.lossRecord(user: user, historyCount: 6, lossySeconds: lossy))
@@ -204,7 +216,9 @@ struct LocalizationFleetTests {
                 port: port, target: "/Results?command=localizeResult&userID=\(user)&historyCounts=[6,%207]&testID=0")
             let json = try JSONValue.parse(Array(answer.body.utf8))
             let response = try #require(json["response"])
-            #expect(response["localization_tests"] == .array([.string("pairsum_vs_single_xput"), .string("loss_correlation")]))
+            #expect(
+                response["localization_tests"]
+                    == .array([.string("pairsum_vs_single_xput"), .string("loss_correlation")]))
             #expect(response["historyCounts"] == .array([.number(6, text: "6"), .number(7, text: "7")]))
             guard case .array(let pValues)? = response["loss_correlation"]?["corrPValues"],
                 case .array(let sizes)? = response["loss_correlation"]?["intervalSizes"],
@@ -257,14 +271,17 @@ struct LocalizationFleetTests {
         let closedPort = try #require(probe.localAddress?.port)
         try await probe.close()
         let fleet = try Self.fleet()
-        try await ServerHarness.run(configure: {
+        let pairedWithDownPeer: (inout ReplayServerConfiguration) -> Void = {
             $0.peerAnalyzerPort = closedPort
             $0.fleetAuthenticator = fleet
-        }) { server in
+        }
+        try await ServerHarness.run(configure: pairedWithDownPeer) { server in
             let user = "@wehey0103"
             let port = try #require(server.ports.analyzerPlain)
-            try await AnalyzerTests.seed(server.store, user: user, historyCount: 5, original: Self.single, control: Self.single)
-            try await AnalyzerTests.seed(server.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
+            try await AnalyzerTests.seed(
+                server.store, user: user, historyCount: 5, original: Self.single, control: Self.single)
+            try await AnalyzerTests.seed(
+                server.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
             try await server.store.save(loss: Self.lossRecord(user: user, historyCount: 6, lossySeconds: [2]))
             let queued = try await Self.request(
                 port: port, method: "POST", target: "/Results",
@@ -290,14 +307,16 @@ struct LocalizationFleetTests {
             .bind(host: "127.0.0.2", port: 0).get()
         let silentPort = try #require(silent.localAddress?.port)
         let fleet = try Self.fleet()
-        try await ServerHarness.run(configure: {
+        let pairedWithSilentPeer: (inout ReplayServerConfiguration) -> Void = {
             $0.peerAnalyzerPort = silentPort
             $0.peerTimeout = .seconds(1)
             $0.fleetAuthenticator = fleet
-        }) { server in
+        }
+        try await ServerHarness.run(configure: pairedWithSilentPeer) { server in
             let user = "@wehey0104"
             let port = try #require(server.ports.analyzerPlain)
-            try await AnalyzerTests.seed(server.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
+            try await AnalyzerTests.seed(
+                server.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
             let start = ContinuousClock.now
             _ = try await Self.request(
                 port: port, method: "POST", target: "/Results",
@@ -314,9 +333,12 @@ struct LocalizationFleetTests {
     func clockSkew() async throws {
         try await Self.withPair(secondClockSkew: 3600) { first, second, port in
             let user = "@wehey0105"
-            try await AnalyzerTests.seed(first.store, user: user, historyCount: 5, original: Self.single, control: Self.single)
-            try await AnalyzerTests.seed(first.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
-            try await AnalyzerTests.seed(second.store, user: user, historyCount: 7, original: Self.half, control: Self.half)
+            try await AnalyzerTests.seed(
+                first.store, user: user, historyCount: 5, original: Self.single, control: Self.single)
+            try await AnalyzerTests.seed(
+                first.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
+            try await AnalyzerTests.seed(
+                second.store, user: user, historyCount: 7, original: Self.half, control: Self.half)
             try await first.store.save(loss: Self.lossRecord(user: user, historyCount: 6, lossySeconds: [2, 5]))
             try await second.store.save(loss: Self.lossRecord(user: user, historyCount: 7, lossySeconds: [2, 5]))
             _ = try await Self.request(
@@ -332,8 +354,10 @@ struct LocalizationFleetTests {
     func tooFewIntervals() async throws {
         try await Self.withPair { first, second, port in
             let user = "@wehey0106"
-            try await first.store.save(loss: Self.lossRecord(user: user, historyCount: 6, lossySeconds: [1], duration: 5))
-            try await second.store.save(loss: Self.lossRecord(user: user, historyCount: 7, lossySeconds: [1], duration: 5))
+            try await first.store.save(
+                loss: Self.lossRecord(user: user, historyCount: 6, lossySeconds: [1], duration: 5))
+            try await second.store.save(
+                loss: Self.lossRecord(user: user, historyCount: 7, lossySeconds: [1], duration: 5))
             _ = try await Self.request(
                 port: port, method: "POST", target: "/Results",
                 body: Self.localizeBody(user: user, first: 6, second: 7, single: 5))
@@ -374,7 +398,8 @@ struct LocalizationFleetTests {
             // Both timelines reached the analysis: the test ran (two average losses), or it stopped only because a
             // sub-second loopback replay holds no 30 intervals of 10 × RTT.
             let note = run.summary?.note ?? ""
-            #expect(run.summary?.averageLoss.count == 2 || note.contains("loss-correlation test skipped: no interval size"))
+            #expect(
+                run.summary?.averageLoss.count == 2 || note.contains("loss-correlation test skipped: no interval size"))
             #expect(!note.contains("loss data missing"))
             #expect(!note.contains("no RTT"))
             #expect(!note.contains("127.0.0.2"))

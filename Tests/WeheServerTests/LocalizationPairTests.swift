@@ -67,7 +67,8 @@ struct LocalizationPairTests {
     @Test("getServers answers by the clientIP parameter, else by the request's source address")
     func getServers() async throws {
         let pairs = try Self.pairs()
-        try await ServerHarness.run(configure: { $0.localizationServerPairs = pairs }) { server in
+        let withPairs: (inout ReplayServerConfiguration) -> Void = { $0.localizationServerPairs = pairs }
+        try await ServerHarness.run(configure: withPairs) { server in
             let port = try #require(server.ports.analyzerPlain)
             func ipPairs(_ path: String) async throws -> JSONValue? {
                 let body = try await HTTPProbe.request(port: port, path: path)
@@ -84,7 +85,8 @@ struct LocalizationPairTests {
                     == .array([.array([.string("2001:db8::10"), .string("2001:db8::20"), .string("AS64510")])]))
         }
         let onlyPrefixed = try Self.pairs().filter { $0.prefix?.length == 8 }
-        try await ServerHarness.run(configure: { $0.localizationServerPairs = onlyPrefixed }) { server in
+        let withPrefixedPairs: (inout ReplayServerConfiguration) -> Void = { $0.localizationServerPairs = onlyPrefixed }
+        try await ServerHarness.run(configure: withPrefixedPairs) { server in
             let port = try #require(server.ports.analyzerPlain)
             let body = try await HTTPProbe.request(port: port, path: "/Results?command=getServers")
             #expect(body == #"{"success": false, "error": "No Y-topology found."}"#)

@@ -97,7 +97,8 @@ struct LossTimelineTests {
                 .init(time: 0.05, bytesSent: 5_000, bytesLost: 500),
             ])
         let record = try #require(
-            TCPInfoSampler.record(key: ReplayKey(userID: "@d", historyCount: 0, testID: 0), readings: timed, recordedAt: Date()))
+            TCPInfoSampler.record(
+                key: ReplayKey(userID: "@d", historyCount: 0, testID: 0), readings: timed, recordedAt: Date()))
         #expect(record.minimumRTT == 0.018)
         #expect(record.duration == 0.05)
         #expect(TCPInfoSampler.record(key: record.key, readings: [], recordedAt: Date()) == nil)

@@ -19,8 +19,9 @@ struct LossTimelineStoreTests {
             samples: samples)
     }
 
-    @Test("a timeline is stored before its test exists, reads back exactly and is replaced by key",
-          arguments: StoreKind.allCases)
+    @Test(
+        "a timeline is stored before its test exists, reads back exactly and is replaced by key",
+        arguments: StoreKind.allCases)
     func roundTrip(kind: StoreKind) async throws {
         try await StoreHarness.withStore(kind) { store in
             let key = ReplayKey(userID: "@loss0001", historyCount: 4, testID: 0)

@@ -111,7 +111,9 @@ struct AnalyzerAPI: Sendable {
         let client = claimed.flatMap { AddressText.isIPAddress($0) ? $0 : nil } ?? clientAddress
         let matching = LocalizationPair.matching(context.configuration.localizationServerPairs, clientAddress: client)
         guard !matching.isEmpty else { return failure("No Y-topology found.") }
-        let pairs = matching.map { pair in JSONValue.array([.string(pair.first), .string(pair.second), .string(pair.label)]) }
+        let pairs = matching.map { pair in
+            JSONValue.array([.string(pair.first), .string(pair.second), .string(pair.label)])
+        }
         return Answer(
             status: 200,
             body: Self.object([
@@ -300,7 +302,9 @@ struct AnalyzerAPI: Sendable {
         switch type {
         case "clientXputs":
             guard let replay = try await store.test(replayKey.test)?.replay(testID) else { return notFound }
-            result = .array([.array(replay.samples.mbps.map(Self.number)), .array(replay.samples.times.map(Self.number))])
+            result = .array([
+                .array(replay.samples.mbps.map(Self.number)), .array(replay.samples.times.map(Self.number)),
+            ])
             resultType = "list"
         case "minRttAndDuration":
             guard let loss = try await store.loss(replayKey) else { return noLossTimeline }
@@ -334,7 +338,8 @@ struct AnalyzerAPI: Sendable {
                 }
                 let rows = try LossMeasurements.intervalRatios(loss, sizes: sizes)
                 result = Self.frame(
-                    columns: ["intervalSize", "intervalEnd", "lossRatio"], rows: rows.map { [$0.size, $0.end, $0.ratio] })
+                    columns: ["intervalSize", "intervalEnd", "lossRatio"],
+                    rows: rows.map { [$0.size, $0.end, $0.ratio] })
             }
             resultType = "DataFrame"
         }

@@ -59,7 +59,8 @@ package struct FleetAuthenticator: Sendable {
     /// The headers that sign a request to `target` (path and raw query) made at `now`.
     package func headers(method: String, target: String, now: Date) -> [(name: String, value: String)] {
         let date = Int(now.timeIntervalSince1970.rounded(.down))
-        let code = HMAC<SHA256>.authenticationCode(for: Self.message(method: method, target: target, date: date), using: key)
+        let code = HMAC<SHA256>.authenticationCode(
+            for: Self.message(method: method, target: target, date: date), using: key)
         let hex = code.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
         return [(Self.dateHeader, String(date)), (Self.signatureHeader, hex)]
     }

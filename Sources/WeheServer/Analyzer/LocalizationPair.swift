@@ -16,7 +16,8 @@ package struct LocalizationPair: Sendable, Hashable, CustomStringConvertible {
         package init(_ text: String) throws(ReplayServerError) {
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count <= 2, let address = AddressText.bytes(String(parts[0])) else {
-                throw ReplayServerError(.invalidConfiguration, "\"\(text)\" is not an address prefix (a.b.c.d/n, x::/n)")
+                throw ReplayServerError(
+                    .invalidConfiguration, "\"\(text)\" is not an address prefix (a.b.c.d/n, x::/n)")
             }
             let bits = address.count * 8
             let length = parts.count == 2 ? Int(parts[1]) : bits
@@ -48,8 +49,10 @@ package struct LocalizationPair: Sendable, Hashable, CustomStringConvertible {
             if bytes.count == 4 {
                 address = bytes.map(String.init).joined(separator: ".")
             } else {
-                address = stride(from: 0, to: 16, by: 2).map { String(Int(bytes[$0]) << 8 | Int(bytes[$0 + 1]), radix: 16) }
-                    .joined(separator: ":")
+                address = stride(from: 0, to: 16, by: 2).map {
+                    String(Int(bytes[$0]) << 8 | Int(bytes[$0 + 1]), radix: 16)
+                }
+                .joined(separator: ":")
             }
             return "\(address)/\(length)"
         }

@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Synchronization
 import WeheCore
 import WeheStore
 import WeheWire
@@ -27,7 +27,8 @@ struct PeerMeasurements: Sendable {
     static let maximumBytes = 8 << 20
 
     /// The original replay's throughput samples (Mbit/s) of `userID/historyCount` on `host`.
-    func clientThroughput(host: String, userID: String, historyCount: Int) async -> Result<[Double], ReplayServerError> {
+    func clientThroughput(host: String, userID: String, historyCount: Int) async -> Result<[Double], ReplayServerError>
+    {
         let result = await measurement(
             host: host, type: "clientXputs", userID: userID, historyCount: historyCount, kwargs: "{}")
         return result.flatMap { value in
@@ -51,7 +52,8 @@ struct PeerMeasurements: Sendable {
             guard let rtt = value["minRtt"].flatMap(Self.number), let length = value["duration"].flatMap(Self.number),
                 rtt > 0, length >= 0
             else {
-                return .failure(ReplayServerError(.peer, "\(host): minRttAndDuration answer is malformed or has no RTT"))
+                return .failure(
+                    ReplayServerError(.peer, "\(host): minRttAndDuration answer is malformed or has no RTT"))
             }
             minimumRTT = rtt
             duration = length

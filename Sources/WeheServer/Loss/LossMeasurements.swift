@@ -26,7 +26,8 @@ enum LossMeasurements {
     /// The interval sizes of this timeline alone: `round(minRTT·i, 3)`, `i = 10…50`, holding at least 30 intervals.
     static func intervalSizes(_ record: ReplayLossRecord) -> [Double] {
         guard let rtt = record.minimumRTT else { return [] }
-        return LossCorrelationTest.intervalSizes(minimumRTT: rtt, duration: record.duration, configuration: configuration)
+        return LossCorrelationTest.intervalSizes(
+            minimumRTT: rtt, duration: record.duration, configuration: configuration)
     }
 
     /// Per-interval loss ratios for each size: `(size, interval end in seconds, lost / sent)`, intervals with too

@@ -91,7 +91,8 @@ final class TCPInfoSampler: Sendable {
     static func record(key: ReplayKey, readings: [Timed], recordedAt: Date) -> ReplayLossRecord? {
         guard !readings.isEmpty else { return nil }
         let samples = Self.samples(readings)
-        let minimum = readings.compactMap(\.reading.minimumRTTMicroseconds).min()
+        let minimum =
+            readings.compactMap(\.reading.minimumRTTMicroseconds).min()
             ?? readings.compactMap(\.reading.smoothedRTTMicroseconds).min()
         return ReplayLossRecord(
             key: key, source: .tcpInfo, recordedAt: recordedAt,

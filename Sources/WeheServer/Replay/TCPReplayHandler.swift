@@ -159,7 +159,9 @@ struct TCPReplayHandler {
     /// Stores the replay's loss timeline (a failure is logged: the replay itself succeeded).
     private func saveLoss(_ sampler: TCPInfoSampler, session: Session, logger: Logger) async {
         let readings = await sampler.finish()
-        guard let record = TCPInfoSampler.record(key: session.key, readings: readings, recordedAt: context.configuration.now())
+        guard
+            let record = TCPInfoSampler.record(
+                key: session.key, readings: readings, recordedAt: context.configuration.now())
         else {
             logger.debug("no loss timeline", metadata: ["wehe.unavailable": "\(sampler.isUnavailable)"])
             return

@@ -1,6 +1,6 @@
 import Foundation
-import WeheStore
 import WeheCore
+import WeheStore
 
 /// A store that fails on demand in front of an in-memory store: the test fake for `BufferedResultWriter`.
 actor FlakyStore: ResultStore {
