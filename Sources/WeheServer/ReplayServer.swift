@@ -77,6 +77,9 @@ package final class ReplayServer: Service, Sendable {
                 let channel = try await bindTCP(
                     port: listeningPort(recorded), group: group, kind: "TCP replay port \(recorded)"
                 ) { channel in
+                    // The client's end of stream must not close the socket by itself: the replay handler reads the
+                    // final TCP_INFO counters of the connection first, then closes.
+                    try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
                     try channel.pipeline.syncOperations.addHandlers(
                         IdleStateHandler(readTimeout: TimeAmount(limits.replayIdleTimeout)), CloseOnIdleHandler())
                 }
@@ -127,7 +130,9 @@ package final class ReplayServer: Service, Sendable {
         var apps: [any Service] = []
         for (port, secure) in [(configuration.analyzerTLSPort, true), (configuration.analyzerPlainPort, false)] {
             guard let port else { continue }
-            let router = AnalyzerHTTP.router(api: api, metrics: configuration.metricsRegistry)
+            let router = AnalyzerHTTP.router(
+                api: api, metrics: configuration.metricsRegistry, fleet: configuration.fleetAuthenticator,
+                now: configuration.now)
             let server: HTTPServerBuilder
             if secure, let tlsConfiguration = analyzerTLS {
                 do {

@@ -104,13 +104,22 @@ package struct ReplayServerConfiguration: Sendable {
     package var serverName = "wehe-server"
     /// Per-test analysis settings.
     package var analysis = DifferentiationConfiguration()
-    /// WeHeY server pairs answered to `getServers`: `[address1, address2, shared-network label]`.
-    package var localizationServerPairs: [[String]] = []
+    /// WeHeY server pairs answered to `getServers`, matched by the client's address prefix (longest match wins,
+    /// pairs without a prefix are the default).
+    package var localizationServerPairs: [LocalizationPair] = []
     /// CA certificate that the other server of a WeHeY pair presents a certificate from (its analyzer is asked for
-    /// samples over HTTPS); `nil` asks over plain HTTP.
+    /// measurements over HTTPS); `nil` asks over plain HTTP.
     package var peerCACertificatePath: String?
     /// Analyzer port of the other server of a WeHeY pair (HTTPS 56566 when a CA is set, else HTTP 56565).
     package var peerAnalyzerPort = 56566
+    /// Longest time one request to the other server may take (connection, answer and all).
+    package var peerTimeout: Duration = .seconds(8)
+    /// Signs requests to fleet members and checks theirs (`getMeasurements` answers only fleet members); `nil`
+    /// refuses every `getMeasurements` request and sends unsigned ones.
+    package var fleetAuthenticator: FleetAuthenticator?
+    /// How often the `TCP_INFO` counters of a TCP replay connection are read for its loss timeline; `nil` keeps
+    /// no loss timelines.
+    package var lossSamplingPeriod: Duration? = .milliseconds(10)
     /// Where results go.
     package var store: any ResultStore
     /// Prometheus registry served at `/metrics`; `nil` disables the endpoint.
@@ -154,11 +163,11 @@ package struct ReplayServerConfiguration: Sendable {
         guard limits.maximumConnections > 0, limits.maximumConnectionsPerAddress > 0, limits.maximumSessions > 0 else {
             throw ReplayServerError(.invalidConfiguration, "connection and session limits must be positive")
         }
-        for pair in localizationServerPairs where pair.count != 3 {
-            throw ReplayServerError(
-                .invalidConfiguration,
-                "a localization server pair needs two addresses and a label, got \(pair.count) values"
-            )
+        if let period = lossSamplingPeriod, period < .milliseconds(1) || period > .seconds(1) {
+            throw ReplayServerError(.invalidConfiguration, "loss sampling period \(period) is outside 1 ms…1 s")
+        }
+        guard peerTimeout > .zero else {
+            throw ReplayServerError(.invalidConfiguration, "the peer timeout must be positive")
         }
         return self
     }

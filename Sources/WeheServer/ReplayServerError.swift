@@ -27,6 +27,9 @@ public struct ReplayServerError: Error, Sendable, Hashable, CustomStringConverti
         public static let shuttingDown = Code(name: "shuttingDown")
         /// The result store failed.
         public static let storage = Code(name: "storage")
+        /// The other server of a WeHeY pair could not be asked for its measurements (unreachable, slow, refused,
+        /// or an answer that does not parse).
+        public static let peer = Code(name: "peer")
         /// The name of the code.
         public var description: String { name }
     }

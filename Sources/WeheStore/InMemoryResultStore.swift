@@ -1,5 +1,5 @@
 package import Foundation
-internal import WeheCore
+package import WeheCore
 
 /// A `ResultStore` that keeps everything in memory: for tests, demos and the behaviour suite's reference.
 ///
@@ -20,6 +20,7 @@ package actor InMemoryResultStore: ResultStore {
     private let policy: AnonymizationPolicy
     private var tests: [TestKey: StoredTestRow] = [:]
     private var localizationRuns: [String: LocalizationRun] = [:]
+    private var losses: [ReplayKey: ReplayLossRecord] = [:]
     private var events: [(id: Int64, event: SessionEvent)] = []
     private var nextID: Int64 = 1
     private var isClosed = false
@@ -122,6 +123,20 @@ package actor InMemoryResultStore: ResultStore {
         var run = try localization.validated(database: databaseName)
         run.requestedAt = run.requestedAt.storeRounded
         localizationRuns[Self.localizationKey(run.userID, run.historyCounts)] = run
+    }
+
+    /// See `ResultStore.save(loss:)`.
+    package func save(loss: ReplayLossRecord) throws(WeheStoreError) {
+        try checkOpen()
+        var record = try loss.validated(database: databaseName)
+        record.recordedAt = record.recordedAt.storeRounded
+        losses[record.key] = record
+    }
+
+    /// See `ResultStore.loss(_:)`.
+    package func loss(_ key: ReplayKey) throws(WeheStoreError) -> ReplayLossRecord? {
+        try checkOpen()
+        return losses[key]
     }
 
     /// See `ResultStore.append(events:)`.

@@ -1,4 +1,5 @@
 package import Foundation
+package import WeheCore
 
 /// The result store shared by the client (a person's own history) and the server (every test it ran).
 ///
@@ -24,6 +25,10 @@ package protocol ResultStore: Sendable {
     /// Stores a localization run, replacing an earlier run with the same user and history counts.
     func save(localization: LocalizationRun) async throws(WeheStoreError)
 
+    /// Stores the loss timeline of one replay, replacing an earlier one with the same key. The test need not exist
+    /// yet (the replay connection may end before the client uploads its samples).
+    func save(loss: ReplayLossRecord) async throws(WeheStoreError)
+
     /// Appends entries to the session log.
     func append(events: [SessionEvent]) async throws(WeheStoreError)
 
@@ -42,6 +47,9 @@ package protocol ResultStore: Sendable {
 
     /// Test counts grouped as asked, aggregated by the store.
     func counts(_ query: CountQuery) async throws(WeheStoreError) -> [CountRow]
+
+    /// The loss timeline of one replay, or `nil` if none is stored.
+    func loss(_ key: ReplayKey) async throws(WeheStoreError) -> ReplayLossRecord?
 
     /// A localization run, or `nil` if it is not stored.
     func localization(userID: String, historyCounts: [Int]) async throws(WeheStoreError) -> LocalizationRun?

@@ -92,7 +92,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Name recorded with every test.")
     var serverName: String?
 
-    @Option(name: .long, help: "WeHeY server pair for getServers: 'address1,address2,label' (repeatable).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "WeHeY server pair for getServers: '[prefix=]address1,address2,label' (repeatable). Clients in the "
+                + "longest matching CIDR prefix (IPv4 or IPv6) get its pairs; pairs without a prefix are the default."
+        ))
     var localizationPair: [String] = []
 
     @Option(name: .long, help: "CA the other server of a WeHeY pair chains to (default: <data>/certs/ca.crt).")
@@ -100,6 +105,20 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Analyzer port of the other server of a WeHeY pair (HTTPS).")
     var peerAnalyzerPort: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "File holding the fleet secret (≥ 32 bytes) shared by the servers that fetch each other's WeHeY "
+                + "measurements; without it getMeasurements answers nobody."
+        ))
+    var fleetSecretFile: String?
+
+    @Option(name: .long, help: "Seconds one request to the other server of a WeHeY pair may take (default 8).")
+    var peerTimeout: Double?
+
+    @Option(name: .long, help: "Milliseconds between TCP_INFO readings of a replay connection (default 10, 0 = off).")
+    var lossSamplingMs: Int?
 
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String?
@@ -158,8 +177,24 @@ struct ServeCommand: AsyncParsableCommand {
         if let value = maxSessions ?? file.maxSessions { configuration.limits.maximumSessions = value }
         if let value = gracePeriod ?? file.gracePeriod { configuration.limits.shutdownGracePeriod = .seconds(value) }
         configuration.serverName = serverName ?? file.serverName ?? ProcessInfo.processInfo.hostName
-        configuration.localizationServerPairs = (localizationPair + (file.localizationPair ?? [])).map {
-            $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
+        do {
+            configuration.localizationServerPairs = try (localizationPair + (file.localizationPair ?? [])).map {
+                try LocalizationPair(parsing: $0)
+            }
+            if let path = fleetSecretFile ?? file.fleetSecretFile {
+                configuration.fleetAuthenticator = try FleetAuthenticator.load(secretFile: path)
+            }
+        } catch {
+            throw ValidationError((error as? ReplayServerError)?.message ?? "\(error)")
+        }
+        if let seconds = peerTimeout ?? file.peerTimeout {
+            guard seconds.isFinite, seconds > 0, seconds <= 600 else {
+                throw ValidationError("--peer-timeout must lie in (0, 600] seconds")
+            }
+            configuration.peerTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        if let milliseconds = lossSamplingMs ?? file.lossSamplingMs {
+            configuration.lossSamplingPeriod = milliseconds == 0 ? nil : .milliseconds(milliseconds)
         }
         configuration.metricsRegistry = registry
         let ownCA = (dataDirectory as NSString).appendingPathComponent("certs/ca.crt")
@@ -287,6 +322,9 @@ struct FileSettings: Decodable {
     var localizationPair: [String]?
     var peerCA: String?
     var peerAnalyzerPort: Int?
+    var fleetSecretFile: String?
+    var peerTimeout: Double?
+    var lossSamplingMs: Int?
     var logLevel: String?
     var logFormat: String?
 

@@ -88,7 +88,9 @@ struct AnalyzerTests {
     @Test("WeHeY: getServers returns the configured pair; localize then localizeResult answer from stored samples")
     func localization() async throws {
         let withPair: (inout ReplayServerConfiguration) -> Void = {
-            $0.localizationServerPairs = [["10.0.0.1", "10.0.0.2", "AS1 or AS2"]]
+            $0.localizationServerPairs = [
+                LocalizationPair(prefix: nil, first: "10.0.0.1", second: "10.0.0.2", label: "AS1 or AS2")
+            ]
         }
         try await ServerHarness.run(configure: withPair) { server in
             let port = try #require(server.ports.analyzerPlain)
@@ -133,12 +135,17 @@ struct AnalyzerTests {
     func localizationAcrossServers() async throws {
         let single = (0..<80).map { 4 + Double($0 % 9) * 0.05 }
         let half = (0..<80).map { 2 + Double($0 % 7) * 0.03 }
-        try await ServerHarness.run { peer in
+        let fleet = try FleetAuthenticator(secret: Array("a fleet secret of at least 32 bytes".utf8))
+        let withFleet: (inout ReplayServerConfiguration) -> Void = { $0.fleetAuthenticator = fleet }
+        try await ServerHarness.run(configure: withFleet) { peer in
             try await Self.seed(peer.store, user: "@wehey0002", historyCount: 7, original: half, control: half)
             let peerPort = try #require(peer.ports.analyzerPlain)
             let pairedWithPeer: (inout ReplayServerConfiguration) -> Void = { configuration in
-                configuration.localizationServerPairs = [["127.0.0.1", "127.0.0.1", "test pair"]]
+                configuration.localizationServerPairs = [
+                    LocalizationPair(prefix: nil, first: "127.0.0.1", second: "127.0.0.1", label: "test pair")
+                ]
                 configuration.peerAnalyzerPort = peerPort
+                configuration.fleetAuthenticator = fleet
             }
             try await ServerHarness.run(configure: pairedWithPeer) { server in
                 try await Self.seed(

@@ -17,10 +17,22 @@ struct AnalyzerAPI: Sendable {
         var body: String
     }
 
+    /// Who is asking, as far as the fleet is concerned.
+    enum Caller: Sendable, Equatable {
+        /// Another server of our fleet (its request carried a valid fleet signature).
+        case fleetMember
+        /// Anyone else; the reason says why the request is not a fleet member's.
+        case anonymous(reason: String)
+    }
+
     private var store: any ResultStore { context.configuration.store }
 
-    /// Answers one request.
-    func answer(parameters: [String: String], clientAddress: String) async -> Answer {
+    /// Answers one request from `clientAddress` (the socket peer).
+    func answer(
+        parameters: [String: String],
+        clientAddress: String,
+        caller: Caller = .anonymous(reason: "no fleet credentials")
+    ) async -> Answer {
         guard let command = parameters["command"] else { return failure("command not provided") }
         do {
             switch command {
@@ -30,10 +42,10 @@ struct AnalyzerAPI: Sendable {
                 return Answer(
                     status: 200,
                     body: #"{"success": true, "areaThreshold": "0.5", "ks2Threshold": "0.01", "ks2Ratio": "0.95"}"#)
-            case "getServers": return getServers()
+            case "getServers": return getServers(parameters, clientAddress: clientAddress)
             case "localize": return try await localize(parameters)
             case "localizeResult": return try await localizeResult(parameters)
-            case "getMeasurements": return try await measurements(parameters)
+            case "getMeasurements": return try await measurements(parameters, caller: caller)
             default: return failure("unknown command")
             }
         } catch let error as ParameterError {
@@ -92,10 +104,15 @@ struct AnalyzerAPI: Sendable {
         return Answer(status: 200, body: result.responseBody)
     }
 
-    private func getServers() -> Answer {
-        guard !context.configuration.localizationServerPairs.isEmpty else { return failure("No Y-topology found.") }
-        let pairs = context.configuration.localizationServerPairs.map { pair in
-            JSONValue.array(pair.map { .string($0) })
+    /// The pairs for the asking client: by its `clientIP` parameter when that is an address (the published handler
+    /// reads it), else by the request's source address; longest matching prefix first, then the default pairs.
+    private func getServers(_ parameters: [String: String], clientAddress: String) -> Answer {
+        let claimed = parameters["clientIP"].map { $0.trimmingCharacters(in: .whitespaces) }
+        let client = claimed.flatMap { AddressText.isIPAddress($0) ? $0 : nil } ?? clientAddress
+        let matching = LocalizationPair.matching(context.configuration.localizationServerPairs, clientAddress: client)
+        guard !matching.isEmpty else { return failure("No Y-topology found.") }
+        let pairs = matching.map { pair in
+            JSONValue.array([.string(pair.first), .string(pair.second), .string(pair.label)])
         }
         return Answer(
             status: 200,
@@ -121,30 +138,84 @@ struct AnalyzerAPI: Sendable {
         let servers = [
             first["server"].flatMap(Self.stringValue) ?? "", second["server"].flatMap(Self.stringValue) ?? "",
         ]
-        // Samples of the original replays: the simultaneous pair and the earlier single-server test.
-        func samples(_ historyCount: Int?) async throws -> [Double]? {
-            guard let historyCount else { return nil }
-            return try await store.test(TestKey(userID: userID, historyCount: historyCount))?.replay(0)?.samples.mbps
-        }
+        var notes: [String] = []
+        let peers = context.peerMeasurements
+
+        // Throughput samples of the original replays: the simultaneous pair and the earlier single-server test.
         // Pieces not stored here come from the server that ran them (its analyzer's getMeasurements).
         func samples(_ historyCount: Int?, on server: String?) async throws -> [Double]? {
-            if let local = try await samples(historyCount) { return local }
-            guard let historyCount, let server, !server.isEmpty, let peers = context.peerMeasurements else {
+            guard let historyCount else { return nil }
+            if let local = try await store.test(TestKey(userID: userID, historyCount: historyCount))?.replay(0) {
+                return local.samples.mbps
+            }
+            guard let server, !server.isEmpty else {
+                notes.append("no throughput samples of historyCount \(historyCount) here and no server named to ask")
                 return nil
             }
-            return await peers.clientThroughput(host: server, userID: userID, historyCount: historyCount)
+            switch await peers.clientThroughput(host: server, userID: userID, historyCount: historyCount) {
+            case .success(let samples): return samples
+            case .failure(let error):
+                notes.append(error.message)
+                return nil
+            }
         }
         let simultaneousFirst = try await samples(h1, on: servers[0])
         let simultaneousSecond = try await samples(h2, on: servers[1])
         let singleSamples = try await samples(
             singleCount, on: single["singleReplay_server"].flatMap(Self.stringValue))
+
+        // Loss timelines of the two simultaneous originals: ours from the store, the other from its server. Each is
+        // timed from its own replay's start, so the servers' wall clocks never enter the alignment.
+        func lossRecord(_ historyCount: Int, on server: String) async throws -> ReplayLossRecord? {
+            if let local = try await store.loss(ReplayKey(userID: userID, historyCount: historyCount, testID: 0)) {
+                return local
+            }
+            guard !server.isEmpty else {
+                notes.append("no loss timeline of historyCount \(historyCount) here and no server named to ask")
+                return nil
+            }
+            switch await peers.loss(host: server, userID: userID, historyCount: historyCount) {
+            case .success(let record): return record
+            case .failure(let error):
+                notes.append(error.message)
+                return nil
+            }
+        }
+        var lossInput: (first: LossBranch, second: LossBranch)?
+        if context.catalogue.replay(named: replayName)?.transport == .udp {
+            notes.append(
+                "loss-correlation test skipped: UDP replay (the server sees no acknowledgements and the protocol has "
+                    + "no client loss report)")
+        } else if let firstLoss = try await lossRecord(h1, on: servers[0]),
+            let secondLoss = try await lossRecord(h2, on: servers[1])
+        {
+            do {
+                if let a = try LossMeasurements.branch(firstLoss), let b = try LossMeasurements.branch(secondLoss) {
+                    lossInput = (a, b)
+                } else {
+                    notes.append("loss-correlation test skipped: no RTT was measured on one of the replays")
+                }
+            } catch {
+                notes.append("loss-correlation test skipped: \(error.message)")
+            }
+        }
+
         let analyzer = try LocalizationAnalyzer()
-        var input = LocalizationAnalyzer.Input(single: singleSamples, simultaneous: nil, loss: nil)
+        var input = LocalizationAnalyzer.Input(single: singleSamples, simultaneous: nil, loss: lossInput)
         if let simultaneousFirst, let simultaneousSecond {
             input.simultaneous = (simultaneousFirst, simultaneousSecond)
         }
-        let summary = try analyzer.analyze(
+        var summary = try analyzer.analyze(
             input, seed: AnalysisRunner.seed(test: TestKey(userID: userID, historyCount: h1), comparedTestID: h2))
+        if !notes.isEmpty {
+            summary.note = (notes + [summary.note].compactMap { $0 }).joined(separator: "; ")
+            context.logger.notice(
+                "localization ran with missing pieces",
+                metadata: [
+                    "wehe.user.history": "\(h1),\(h2)", "wehe.verdict": "\(summary.verdict.rawValue)",
+                    "wehe.reason": "\(notes.joined(separator: "; "))",
+                ])
+        }
         let run = LocalizationRun(
             userID: userID,
             historyCounts: [h1, h2],
@@ -188,7 +259,9 @@ struct AnalyzerAPI: Sendable {
                     ])
                 ))
         }
-        if !summary.intervalSizes.isEmpty {
+        // The loss test ran when it reports the branches' average loss, even without a usable p-value
+        // (analysis.md 6.4 item 8: no loss at all gives empty lists).
+        if !summary.averageLoss.isEmpty {
             tests.append(.string("loss_correlation"))
             response.append(
                 (
@@ -205,32 +278,93 @@ struct AnalyzerAPI: Sendable {
         return Answer(status: 200, body: Self.object([("success", .bool(true)), ("response", .object(response))]))
     }
 
-    private func measurements(_ parameters: [String: String]) async throws -> Answer {
+    /// `getMeasurements` (protocol.md 12 step 6), for fleet members only: `clientXputs` (the client's throughput
+    /// samples), `minRttAndDuration` and `lossRatios` (the server's loss timeline; README "WeHeY measurements").
+    private func measurements(_ parameters: [String: String], caller: Caller) async throws -> Answer {
         let userID = try Self.userID(parameters)
         let historyCount = try Self.integer(parameters, "historyCount")
         let testID = try Self.integer(parameters, "testID")
         guard let type = parameters["measurementType"] else { throw ParameterError.missing("measurementType") }
-        guard type == "clientXputs" else {
-            return failure("measurement type \(type) is not available on this server (no packet captures)")
+        guard ["clientXputs", "minRttAndDuration", "lossRatios"].contains(type) else {
+            return failure("unknown measurement type \(type)")
         }
-        guard
-            let replay = try await store.test(TestKey(userID: userID, historyCount: historyCount))?.replay(testID)
-        else {
-            return notFound
+        if case .anonymous(let reason) = caller {
+            return Answer(
+                status: 403,
+                body: Self.object([
+                    ("success", .bool(false)),
+                    ("error", .string("getMeasurements answers only servers of this fleet: \(reason)")),
+                ]))
         }
-        let result = JSONValue.array([
-            .array(replay.samples.mbps.map(Self.number)), .array(replay.samples.times.map(Self.number)),
-        ])
+        let replayKey = ReplayKey(userID: userID, historyCount: historyCount, testID: testID)
+        let result: JSONValue
+        let resultType: String
+        switch type {
+        case "clientXputs":
+            guard let replay = try await store.test(replayKey.test)?.replay(testID) else { return notFound }
+            result = .array([
+                .array(replay.samples.mbps.map(Self.number)), .array(replay.samples.times.map(Self.number)),
+            ])
+            resultType = "list"
+        case "minRttAndDuration":
+            guard let loss = try await store.loss(replayKey) else { return noLossTimeline }
+            guard let rtt = loss.minimumRTT else { return failure("No RTT was measured on this replay") }
+            let sent = loss.samples.reduce(0) { $0 + $1.bytesSent }
+            let lost = loss.samples.reduce(0) { $0 + $1.bytesLost }
+            result = .object([
+                ("minRtt", Self.number(rtt)), ("duration", Self.number(loss.duration)),
+                ("averageLoss", Self.number(sent > 0 ? lost / sent : 0)),
+                ("readings", .number(Double(loss.samples.count), text: String(loss.samples.count))),
+                ("source", .string(loss.source.rawValue)),
+            ])
+            resultType = "dict"
+        default:
+            guard let loss = try await store.loss(replayKey) else { return noLossTimeline }
+            let kwargs = parameters["kwargs"].flatMap { try? JSONValue.parse(Array($0.utf8)) }
+            if kwargs?["resolution"] == .string("readings") {
+                result = Self.frame(
+                    columns: ["time", "bytesSent", "bytesLost"],
+                    rows: loss.samples.map { [$0.time, $0.bytesSent, $0.bytesLost] })
+            } else {
+                var sizes = LossMeasurements.intervalSizes(loss)
+                if case .array(let requested)? = kwargs?["intervalSizes"] {
+                    sizes = requested.compactMap { value -> Double? in
+                        guard case .number(let size, _) = value, size.isFinite, size >= 0.001 else { return nil }
+                        return size
+                    }
+                    guard sizes.count == requested.count, sizes.count <= 64 else {
+                        throw ParameterError.value("intervalSizes must be at most 64 numbers ≥ 0.001 (seconds)")
+                    }
+                }
+                let rows = try LossMeasurements.intervalRatios(loss, sizes: sizes)
+                result = Self.frame(
+                    columns: ["intervalSize", "intervalEnd", "lossRatio"],
+                    rows: rows.map { [$0.size, $0.end, $0.ratio] })
+            }
+            resultType = "DataFrame"
+        }
         return Answer(
             status: 200,
             body: Self.object([
                 ("success", .bool(true)),
                 (
                     "measurements",
-                    .object([("type", .string(type)), ("resultType", .string("list")), ("result", result)])
+                    .object([("type", .string(type)), ("resultType", .string(resultType)), ("result", result)])
                 ),
             ])
         )
+    }
+
+    private var noLossTimeline: Answer {
+        failure("No loss timeline for this replay (UDP replays, and servers without TCP_INFO, keep none)")
+    }
+
+    /// A data frame as `{"columns": [...], "data": [[...], ...]}`.
+    static func frame(columns: [String], rows: [[Double]]) -> JSONValue {
+        .object([
+            ("columns", .array(columns.map { .string($0) })),
+            ("data", .array(rows.map { .array($0.map(number)) })),
+        ])
     }
 
     // MARK: helpers

@@ -1,7 +1,21 @@
+import Foundation
 import Hummingbird
 import NIOCore
 import Prometheus
 import WeheWire
+
+/// The request context of the analyzer routes: Hummingbird's basics plus the socket peer (for `getServers`).
+struct AnalyzerRequestContext: RequestContext {
+    /// Hummingbird's per-request storage.
+    var coreContext: CoreRequestContextStorage
+    /// The address the request came from.
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.remoteAddress = source.channel.remoteAddress
+    }
+}
 
 /// The Hummingbird routes of the analyzer port: `/Results` (GET and POST, parameters from the query string and a
 /// form body, merged as the reference server does) and `/metrics` when a Prometheus registry is configured.
@@ -9,9 +23,14 @@ enum AnalyzerHTTP {
     /// Largest request body read (a form with a few parameters is well below 1 KiB; WeHeY's JSON infos ~1 KiB).
     static let maximumBodyBytes = 64 * 1024
 
-    static func router(api: AnalyzerAPI, metrics: PrometheusCollectorRegistry?) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
-        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+    static func router(
+        api: AnalyzerAPI,
+        metrics: PrometheusCollectorRegistry?,
+        fleet: FleetAuthenticator?,
+        now: @escaping @Sendable () -> Date
+    ) -> Router<AnalyzerRequestContext> {
+        let router = Router(context: AnalyzerRequestContext.self)
+        let handler: @Sendable (Request, AnalyzerRequestContext) async throws -> Response = { request, context in
             var parameters = FormParameters.parse(request.uri.query ?? "")
             var request = request
             let body = try await request.collectBody(upTo: maximumBodyBytes)
@@ -19,7 +38,23 @@ enum AnalyzerHTTP {
                 let form = FormParameters.parse(String(buffer: body))
                 for (key, value) in form where parameters[key] == nil { parameters[key] = value }
             }
-            let answer = await api.answer(parameters: parameters, clientAddress: "")
+            let caller: AnalyzerAPI.Caller
+            if let fleet {
+                let target = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
+                let check = fleet.check(
+                    method: request.method.rawValue, target: target,
+                    date: header(request, FleetAuthenticator.dateHeader),
+                    signature: header(request, FleetAuthenticator.signatureHeader),
+                    now: now())
+                switch check {
+                case .member: caller = .fleetMember
+                case .refused(let reason): caller = .anonymous(reason: reason)
+                }
+            } else {
+                caller = .anonymous(reason: "this server has no fleet secret configured")
+            }
+            let peer = AddressText.normalized(context.remoteAddress?.ipAddress ?? "")
+            let answer = await api.answer(parameters: parameters, clientAddress: peer, caller: caller)
             return Response(
                 status: HTTPResponse.Status(code: answer.status),
                 headers: [.contentType: "application/json"],
@@ -38,5 +73,11 @@ enum AnalyzerHTTP {
             }
         }
         return router
+    }
+
+    /// The value of the first header field named `name` (case-insensitive).
+    static func header(_ request: Request, _ name: String) -> String? {
+        let wanted = name.lowercased()
+        return request.headers.first { $0.name.canonicalName == wanted }?.value
     }
 }

@@ -1,46 +1,118 @@
+import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Synchronization
+import WeheCore
+import WeheStore
 import WeheWire
 
-/// Fetches a peer server's client throughput samples for a WeHeY localization (protocol.md 12 step 6):
-/// `GET https://<peer>:<port>/Results?command=getMeasurements&measurementType=clientXputs&…`, verified against the
-/// configured CA (the servers of a WeHeY pair share one). One request, `Connection: close`, bounded in time and size.
+/// Fetches the other server's measurements for a WeHeY localization (protocol.md 12 step 6):
+/// `GET https://<peer>:<port>/Results?command=getMeasurements&measurementType=…`, verified against the configured CA
+/// and signed with the fleet secret (`FleetAuthenticator`). One request per measurement, `Connection: close`,
+/// bounded in time and size. Every failure comes back as a `ReplayServerError` with code `.peer` and a reason that
+/// the localization note repeats.
 struct PeerMeasurements: Sendable {
     /// CA certificate file that peer servers' certificates chain to; `nil` uses plain HTTP.
     let caCertificatePath: String?
     /// Analyzer port of peers.
     let port: Int
-    /// Longest time for the whole request.
+    /// Longest time for one request, connection included.
     let timeout: Duration
-    /// Largest answer accepted.
-    static let maximumBytes = 4 << 20
+    /// Signs the requests; `nil` sends them unsigned (the peer will refuse).
+    let authenticator: FleetAuthenticator?
+    /// Wall clock for the signature date.
+    let now: @Sendable () -> Date
+    /// Largest answer accepted (a loss timeline of 90 000 readings is about 3 MB of JSON).
+    static let maximumBytes = 8 << 20
 
-    /// The original replay's samples (Mbit/s) of `userID/historyCount` on `host`, or `nil` when the peer has none or
-    /// cannot be reached.
-    func clientThroughput(host: String, userID: String, historyCount: Int) async -> [Double]? {
-        let query = FormParameters.encode([
-            ("command", "getMeasurements"), ("measurementType", "clientXputs"), ("userID", userID),
-            ("historyCount", String(historyCount)), ("testID", "0"), ("kwargs", "{}"),
-        ])
-        guard let body = try? await get(host: host, path: "/Results?" + query),
-            let root = try? JSONValue.parse(Array(body.utf8)), root["success"] == .bool(true),
-            case .array(let lists)? = root["measurements"]?["result"], let first = lists.first,
-            case .array(let values) = first
-        else { return nil }
-        var samples: [Double] = []
-        for value in values {
-            switch value {
-            case .number(let number, _) where number.isFinite && number >= 0: samples.append(number)
-            case .string(let text):
-                if let number = Double(text), number.isFinite, number >= 0 { samples.append(number) }
-            default: return nil
-            }
+    /// The original replay's throughput samples (Mbit/s) of `userID/historyCount` on `host`.
+    func clientThroughput(host: String, userID: String, historyCount: Int) async -> Result<[Double], ReplayServerError>
+    {
+        let result = await measurement(
+            host: host, type: "clientXputs", userID: userID, historyCount: historyCount, kwargs: "{}")
+        return result.flatMap { value in
+            guard case .array(let lists) = value, case .array(let values)? = lists.first,
+                let samples = Self.numbers(values), samples.allSatisfy({ $0 >= 0 })
+            else { return .failure(ReplayServerError(.peer, "\(host): clientXputs answer is malformed")) }
+            return .success(samples)
         }
-        return samples
     }
 
-    private func get(host: String, path: String) async throws -> String {
+    /// The loss timeline of the original replay `userID/historyCount` on `host`: `minRttAndDuration`, then
+    /// `lossRatios` at the resolution of the peer's readings.
+    func loss(host: String, userID: String, historyCount: Int) async -> Result<ReplayLossRecord, ReplayServerError> {
+        let summary = await measurement(
+            host: host, type: "minRttAndDuration", userID: userID, historyCount: historyCount, kwargs: "{}")
+        let minimumRTT: Double
+        let duration: Double
+        switch summary {
+        case .failure(let error): return .failure(error)
+        case .success(let value):
+            guard let rtt = value["minRtt"].flatMap(Self.number), let length = value["duration"].flatMap(Self.number),
+                rtt > 0, length >= 0
+            else {
+                return .failure(
+                    ReplayServerError(.peer, "\(host): minRttAndDuration answer is malformed or has no RTT"))
+            }
+            minimumRTT = rtt
+            duration = length
+        }
+        let frame = await measurement(
+            host: host, type: "lossRatios", userID: userID, historyCount: historyCount,
+            kwargs: #"{"resolution":"readings"}"#)
+        return frame.flatMap { value in
+            guard value["columns"] == .array([.string("time"), .string("bytesSent"), .string("bytesLost")]),
+                case .array(let rows)? = value["data"]
+            else { return .failure(ReplayServerError(.peer, "\(host): lossRatios answer is not a reading frame")) }
+            var samples: [ReplayLossRecord.Sample] = []
+            samples.reserveCapacity(rows.count)
+            for row in rows {
+                guard case .array(let cells) = row, let numbers = Self.numbers(cells), numbers.count == 3 else {
+                    return .failure(ReplayServerError(.peer, "\(host): lossRatios row is malformed"))
+                }
+                samples.append(.init(time: numbers[0], bytesSent: numbers[1], bytesLost: numbers[2]))
+            }
+            let record = ReplayLossRecord(
+                key: ReplayKey(userID: userID, historyCount: historyCount, testID: 0), recordedAt: now(),
+                minimumRTT: minimumRTT, duration: duration, samples: samples)
+            do throws(WeheStoreError) {
+                return .success(try record.validated(database: host))
+            } catch {
+                return .failure(ReplayServerError(.peer, "\(host): loss timeline refused: \(error.message)"))
+            }
+        }
+    }
+
+    /// One `getMeasurements` request; the `result` of a successful answer.
+    private func measurement(
+        host: String, type: String, userID: String, historyCount: Int, kwargs: String
+    ) async -> Result<JSONValue, ReplayServerError> {
+        let query = FormParameters.encode([
+            ("command", "getMeasurements"), ("measurementType", type), ("userID", userID),
+            ("historyCount", String(historyCount)), ("testID", "0"), ("kwargs", kwargs),
+        ])
+        let target = "/Results?" + query
+        let status: Int
+        let body: String
+        do {
+            (status, body) = try await get(host: host, target: target)
+        } catch let error as ReplayServerError {
+            return .failure(error)
+        } catch {
+            return .failure(ReplayServerError(.peer, "\(host): \(type) request failed: \(error)"))
+        }
+        let root = try? JSONValue.parse(Array(body.utf8))
+        guard status == 200, let root, root["success"] == .bool(true), let result = root["measurements"]?["result"]
+        else {
+            var reason = "HTTP \(status)"
+            if case .string(let message)? = root?["error"] { reason += ", \(message)" }
+            return .failure(ReplayServerError(.peer, "\(host) refused \(type): \(reason)"))
+        }
+        return .success(result)
+    }
+
+    private func get(host: String, target: String) async throws -> (status: Int, body: String) {
         let tls: NIOSSLContext?
         if let caCertificatePath {
             var configuration = TLSConfiguration.makeClientConfiguration()
@@ -50,41 +122,84 @@ struct PeerMeasurements: Sendable {
         } else {
             tls = nil
         }
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(.seconds(5))
-            .connect(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let tls {
-                        try channel.pipeline.syncOperations.addHandler(
-                            try NIOSSLClientHandler(context: tls, serverHostname: nil))
+        let connectTimeout = TimeAmount(timeout)
+        let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(connectTimeout)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        if let tls {
+                            try channel.pipeline.syncOperations.addHandler(
+                                try NIOSSLClientHandler(context: tls, serverHostname: nil))
+                        }
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
-            }
+        } catch {
+            throw ReplayServerError(.peer, "\(host):\(port) unreachable: \(error)")
+        }
+        let timedOut = ManagedAtomicFlag()
         let deadline = channel.channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            timedOut.set()
             channel.channel.close(promise: nil)
         }
         defer { deadline.cancel() }
-        let response = try await channel.executeThenClose { inbound, outbound in
-            let hostHeader = host.contains(":") ? "[\(host)]" : host
-            try await outbound.write(
-                ByteBuffer(string: "GET \(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nConnection: close\r\n\r\n"))
-            var received = ByteBuffer()
-            for try await var chunk in inbound {
-                guard received.readableBytes + chunk.readableBytes <= Self.maximumBytes else {
-                    throw ReplayServerError(.protocolViolation, "peer answer larger than \(Self.maximumBytes) bytes")
+        var headers = "Host: \(host.contains(":") ? "[\(host)]" : host)\r\nConnection: close\r\n"
+        for (name, value) in authenticator?.headers(method: "GET", target: target, now: now()) ?? [] {
+            headers += "\(name): \(value)\r\n"
+        }
+        let request = "GET \(target) HTTP/1.1\r\n\(headers)\r\n"
+        let response: String
+        do {
+            response = try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: request))
+                var received = ByteBuffer()
+                for try await var chunk in inbound {
+                    guard received.readableBytes + chunk.readableBytes <= Self.maximumBytes else {
+                        throw ReplayServerError(.peer, "\(host): answer larger than \(Self.maximumBytes) bytes")
+                    }
+                    received.writeBuffer(&chunk)
                 }
-                received.writeBuffer(&chunk)
+                return String(buffer: received)
             }
-            return String(buffer: received)
+        } catch let error as ReplayServerError {
+            throw error
+        } catch {
+            if timedOut.isSet { throw ReplayServerError(.peer, "\(host): no answer within \(timeout)") }
+            throw ReplayServerError(.peer, "\(host): connection failed: \(error)")
         }
-        guard response.hasPrefix("HTTP/1.1 200"), let split = response.range(of: "\r\n\r\n") else {
-            throw ReplayServerError(.protocolViolation, "peer answered without 200 OK")
+        guard let split = response.range(of: "\r\n\r\n") else {
+            if timedOut.isSet { throw ReplayServerError(.peer, "\(host): no answer within \(timeout)") }
+            throw ReplayServerError(.peer, "\(host): incomplete HTTP answer")
         }
-        let head = response[..<split.lowerBound].lowercased()
+        let head = response[..<split.lowerBound]
+        let statusLine = head.split(separator: "\r\n").first ?? ""
+        let fields = statusLine.split(separator: " ")
+        guard fields.count >= 2, fields[0].hasPrefix("HTTP/1."), let status = Int(fields[1]) else {
+            throw ReplayServerError(.peer, "\(host): malformed HTTP status line")
+        }
         let body = String(response[split.upperBound...])
-        guard head.contains("transfer-encoding: chunked") else { return body }
-        return Self.dechunk(body)
+        guard head.lowercased().contains("transfer-encoding: chunked") else { return (status, body) }
+        return (status, Self.dechunk(body))
+    }
+
+    private static func number(_ value: JSONValue) -> Double? {
+        switch value {
+        case .number(let number, _) where number.isFinite: number
+        case .string(let text): Double(text).flatMap { $0.isFinite ? $0 : nil }
+        default: nil
+        }
+    }
+
+    private static func numbers(_ values: [JSONValue]) -> [Double]? {
+        var numbers: [Double] = []
+        numbers.reserveCapacity(values.count)
+        for value in values {
+            guard let number = number(value) else { return nil }
+            numbers.append(number)
+        }
+        return numbers
     }
 
     /// Joins the chunks of a chunked transfer-encoded body.
@@ -101,4 +216,11 @@ struct PeerMeasurements: Sendable {
         }
         return String(decoding: out, as: UTF8.self)
     }
+}
+
+/// A flag set once from the event loop and read afterwards.
+private final class ManagedAtomicFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
 }

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import WeheCore
+import WeheStore
 
 /// Serves one connection on a TCP replay port (protocol.md 6.2): a `WHATSMYIPMAN` query, or the replay of the
 /// session admitted for the peer's address — read each request group, send its response burst (recorded bytes and
@@ -29,6 +30,9 @@ struct TCPReplayHandler {
             firstDeadline.cancel()
             lifetime.cancel()
         }
+        // The loss timeline starts with the connection: both servers of a WeHeY pair time their replay from its own
+        // start.
+        let sampler = context.configuration.lossSamplingPeriod.map { TCPInfoSampler(channel: nioChannel, period: $0) }
         var session: Session?
         do {
             try await channel.executeThenClose { inbound, outbound in
@@ -60,6 +64,7 @@ struct TCPReplayHandler {
                 // closing now would throw it away. Wait for the client's end of stream (it closes once it has read
                 // everything); the lifetime timer bounds the wait.
                 while try await iterator.next() != nil {}
+                if let sampler { await saveLoss(sampler, session: claimed, logger: logger) }
                 await context.events.record(
                     .init(rawValue: "replay-timing"),
                     declaration: WeheWireDeclaration(
@@ -149,6 +154,23 @@ struct TCPReplayHandler {
             }
         }
         context.metrics.bytesSent(group.responseLength, transport: "tcp")
+    }
+
+    /// Stores the replay's loss timeline (a failure is logged: the replay itself succeeded).
+    private func saveLoss(_ sampler: TCPInfoSampler, session: Session, logger: Logger) async {
+        let readings = await sampler.finish()
+        guard
+            let record = TCPInfoSampler.record(
+                key: session.key, readings: readings, recordedAt: context.configuration.now())
+        else {
+            logger.debug("no loss timeline", metadata: ["wehe.unavailable": "\(sampler.isUnavailable)"])
+            return
+        }
+        do {
+            try await context.configuration.store.save(loss: record)
+        } catch {
+            logger.warning("loss timeline not stored", metadata: ["wehe.error": "\(error)"])
+        }
     }
 
     private func report(_ timing: ReplayTiming, session: Session, logger: Logger) {

@@ -30,6 +30,17 @@ package enum AddressText {
         return text.withCString { inet_pton(AF_INET6, $0, &address) } == 1
     }
 
+    /// The address bytes of an IPv4 (4 bytes) or IPv6 (16 bytes) literal, IPv4-mapped IPv6 given as IPv4; `nil`
+    /// for anything else.
+    package static func bytes(_ text: String) -> [UInt8]? {
+        let text = normalized(text)
+        var v4 = in_addr()
+        if text.withCString({ inet_pton(AF_INET, $0, &v4) }) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if text.withCString({ inet_pton(AF_INET6, $0, &v6) }) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
+    }
+
     /// Whether the address is an IPv4 or IPv6 loopback address.
     package static func isLoopback(_ text: String) -> Bool {
         text.hasPrefix("127.") || text == "::1"

@@ -16,8 +16,8 @@ final class ServerContext: Sendable {
     let resources: ResourceMonitor
     let analysis: AnalysisRunner
     let events: EventRecorder
-    /// Fetches samples from the other server of a WeHeY pair; `nil` when no pair is configured.
-    let peerMeasurements: PeerMeasurements?
+    /// Fetches measurements from the other server of a WeHeY pair.
+    let peerMeasurements: PeerMeasurements
     let logger: Logger
     /// 64 KiB of zeros: the filler sent when a trace has no recorded response content (slices share storage).
     let filler: ByteBuffer
@@ -55,15 +55,13 @@ final class ServerContext: Sendable {
             logger: configuration.logger
         )
         self.filler = ByteBuffer(repeating: 0, count: 64 * 1024)
-        if configuration.localizationServerPairs.isEmpty {
-            self.peerMeasurements = nil
-        } else {
-            self.peerMeasurements = PeerMeasurements(
-                caCertificatePath: configuration.peerCACertificatePath,
-                port: configuration.peerAnalyzerPort,
-                timeout: .seconds(8)
-            )
-        }
+        self.peerMeasurements = PeerMeasurements(
+            caCertificatePath: configuration.peerCACertificatePath,
+            port: configuration.peerAnalyzerPort,
+            timeout: configuration.peerTimeout,
+            authenticator: configuration.fleetAuthenticator,
+            now: configuration.now
+        )
     }
 
     /// Whether the server is shutting down (no new sessions).

@@ -17,6 +17,7 @@ enum SchemaMigrations {
     /// Every table the store owns.
     static let tables = [
         "wehe_tests", "wehe_replays", "wehe_analyses", "wehe_localizations", "wehe_session_events",
+        "wehe_replay_losses",
     ]
 
     /// The schema version this program writes.
@@ -24,8 +25,33 @@ enum SchemaMigrations {
 
     /// All migrations, oldest first.
     static let all: [Migration] = [
-        Migration(version: 1, name: "initial schema", statements: initialSchema)
+        Migration(version: 1, name: "initial schema", statements: initialSchema),
+        Migration(version: 2, name: "replay loss timelines", statements: replayLosses),
     ]
+
+    /// Version 2: the server's per-replay loss timeline (WeHeY loss correlation). A table of its own keyed like a
+    /// replay but without a reference to `wehe_tests`: the replay connection may end before the client uploads its
+    /// throughput samples, which create the test row. Existing databases only gain the empty table.
+    private static func replayLosses(_ flavor: SQLFlavor) -> [String] {
+        let blob = flavor == .sqlite ? "BLOB" : "BYTEA"
+        let double = flavor == .sqlite ? "REAL" : "DOUBLE PRECISION"
+        return [
+            """
+            CREATE TABLE wehe_replay_losses (
+                user_id TEXT NOT NULL,
+                history_count BIGINT NOT NULL,
+                test_index BIGINT NOT NULL,
+                source TEXT NOT NULL,
+                recorded_at BIGINT NOT NULL,
+                min_rtt \(double),
+                duration \(double) NOT NULL,
+                sample_count BIGINT NOT NULL,
+                samples \(blob) NOT NULL,
+                PRIMARY KEY (user_id, history_count, test_index)
+            )
+            """
+        ]
+    }
 
     private static func initialSchema(_ flavor: SQLFlavor) -> [String] {
         let id =

@@ -28,11 +28,12 @@ struct ScriptedClient {
     var slowReader: Duration?
 
     /// Runs one replay of `trace` with `testID`; stops after the grant when refused.
-    func run(_ trace: ReplayTrace, testID: Int, server: ServerHarness.Running, sidePort: Int? = nil) async throws
-        -> Outcome
-    {
+    func run(
+        _ trace: ReplayTrace, testID: Int, server: ServerHarness.Running, sidePort: Int? = nil,
+        host: String = "127.0.0.1"
+    ) async throws -> Outcome {
         let connection = try await RawConnection.connect(
-            port: sidePort ?? server.ports.sideChannelPlain ?? 0, from: source, tls: tls)
+            port: sidePort ?? server.ports.sideChannelPlain ?? 0, host: host, from: source, tls: tls)
         return try await connection.channel.executeThenClose { inbound, outbound in
             var peer = FramedPeer(inbound, outbound)
             try await peer.send(
@@ -51,7 +52,7 @@ struct ScriptedClient {
             else { return outcome }
             if trace.transport == .tcp {
                 outcome.responseBytes = try await Self.replayTCP(
-                    trace, port: endpoint.port, source: source, slowReader: slowReader)
+                    trace, port: endpoint.port, host: host, source: source, slowReader: slowReader)
             } else {
                 outcome.datagrams = try await Self.replayUDP(trace, port: endpoint.port, source: source, peer: &peer)
             }
@@ -67,11 +68,11 @@ struct ScriptedClient {
     }
 
     /// Sends every payload (no timing) and reads each response completely; returns the response bytes read.
-    static func replayTCP(_ trace: ReplayTrace, port: Int, source: String?, slowReader: Duration? = nil)
-        async throws -> Int
-    {
+    static func replayTCP(
+        _ trace: ReplayTrace, port: Int, host: String = "127.0.0.1", source: String?, slowReader: Duration? = nil
+    ) async throws -> Int {
         let connection = try await RawConnection.connect(
-            port: port, from: source, receiveBuffer: slowReader == nil ? nil : 4096)
+            port: port, host: host, from: source, receiveBuffer: slowReader == nil ? nil : 4096)
         return try await connection.channel.executeThenClose { inbound, outbound in
             var iterator = inbound.makeAsyncIterator()
             var received = 0

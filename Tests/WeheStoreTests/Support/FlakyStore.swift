@@ -1,4 +1,5 @@
 import Foundation
+import WeheCore
 import WeheStore
 
 /// A store that fails on demand in front of an in-memory store: the test fake for `BufferedResultWriter`.
@@ -43,6 +44,13 @@ actor FlakyStore: ResultStore {
         try gate()
         try await inner.save(localization: localization)
     }
+
+    func save(loss: ReplayLossRecord) async throws(WeheStoreError) {
+        try gate()
+        try await inner.save(loss: loss)
+    }
+
+    func loss(_ key: ReplayKey) async throws(WeheStoreError) -> ReplayLossRecord? { try await inner.loss(key) }
 
     func append(events: [SessionEvent]) async throws(WeheStoreError) {
         try gate()

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# loss-check.sh - does the server's loss measurement (TCP_INFO retransmission counters sampled on every TCP replay
+# socket, no packet capture) track the loss a middlebox injects? Kernel testbed (scripts/testbed.sh), root only.
+#
+#   scripts/loss-check.sh [per-mille...]      default: 0 10 30 (0 %, 1 %, 3 % of packets towards the client dropped)
+#
+# For each loss level: a fresh bed (MODE=none, LOSS_PM=<level>: nft drops that share of the packets towards the
+# client at random), the real wehe-server in the server namespace, one Wehe test (original and control replay of
+# APP) from the client namespace with `wehe testbed probe`. Then the server's stored loss timelines
+# (wehe_replay_losses in its SQLite database) are summed: measured = retransmitted bytes / bytes sent. Prints a
+# table of injected versus measured and fails when a level is far off:
+#   injected 0      -> measured ≤ ZERO_TOLERANCE (0.3 %: spurious retransmissions, tail-loss probes)
+#   injected p > 0  -> |measured - p| ≤ max(REL_TOLERANCE × p, 0.3 %)   (REL_TOLERANCE = 0.4)
+# Settings: APP=deezer (6 MB per replay, ≈ 4300 segments) LINK_KBIT=0 BIN=.build/debug (built unless SKIP_BUILD=1)
+#           REPLAYS=../shared/replays TB=lc KEEP=1 (keep logs and databases)
+# Without root or the kernel features it prints why and exits 0 (skipped), or 1 when LOSS_REQUIRED=1.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SCRIPTS=$ROOT/scripts
+
+# Run inside a private mount+PID namespace: whatever happens (even SIGKILL), nothing outlives the run.
+if [ -z "${LOSS_ISOLATED:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+    exec env LOSS_ISOLATED=1 "$SCRIPTS/isolated.sh" "$0" "$@"
+fi
+
+export TB=${TB:-lc}
+APP=${APP:-deezer}
+LINK_KBIT=${LINK_KBIT:-0}
+ZERO_TOLERANCE=${ZERO_TOLERANCE:-0.003}
+REL_TOLERANCE=${REL_TOLERANCE:-0.4}
+BIN=${BIN:-$ROOT/.build/debug}
+REPLAYS=${REPLAYS:-$ROOT/../shared/replays}
+LEVELS=("$@")
+[ ${#LEVELS[@]} -gt 0 ] || LEVELS=(0 10 30)
+
+log() { echo "loss-check: $*" >&2; }
+
+if ! reason=$("$SCRIPTS/testbed.sh" check 2>&1); then
+    echo "$reason" | sed 's/^/loss-check:   /' >&2
+    if [ "${LOSS_REQUIRED:-}" = 1 ]; then log "FAILED: the kernel testbed cannot run here (LOSS_REQUIRED=1)"; exit 1; fi
+    log "SKIPPED: the kernel testbed cannot run here"
+    exit 0
+fi
+[ -r "$REPLAYS/apps_list.json" ] || { log "FAILED: no replay traces in $REPLAYS"; exit 1; }
+if [ "${SKIP_BUILD:-}" != 1 ]; then
+    log "building wehe and wehe-server"
+    (cd "$ROOT" && swift build --product wehe >&2 && swift build --product wehe-server >&2)
+fi
+for binary in wehe wehe-server; do
+    [ -x "$BIN/$binary" ] || { log "FAILED: $BIN/$binary is missing (build it, or set BIN)"; exit 1; }
+done
+
+WORK=$(mktemp -d /tmp/wehe-loss-check.XXXXXX)
+cleanup() {
+    "$SCRIPTS/testbed.sh" down || true
+    if [ "${KEEP:-}" = 1 ]; then log "logs kept in $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# One level: bed, server, one probe; the server's data directory is $WORK/<level>.
+run_level() {
+    local level=$1 data=$WORK/$1 waited=0
+    env MODE=none LOSS_PM="$level" LINK_KBIT="$LINK_KBIT" "$SCRIPTS/testbed.sh" up
+    mkdir -p "$data"
+    "$SCRIPTS/testbed.sh" exec s "$BIN/wehe-server" serve --replays "$REPLAYS" --data "$data" --bind "::" \
+        --log-level warning >>"$WORK/server.log" 2>&1 &
+    until "$SCRIPTS/testbed.sh" exec s ss -Hltn 'sport = :55556 or sport = :56566' 2>/dev/null | grep -c . |
+        grep -qx 2; do
+        sleep 0.2
+        waited=$((waited + 1))
+        if [ "$waited" -ge 300 ]; then log "the server did not start; its log:"; tail -20 "$WORK/server.log" >&2; return 1; fi
+    done
+    "$SCRIPTS/testbed.sh" exec c "$BIN/wehe" testbed probe "$APP" --label "loss$level" \
+        --cert "$data/certs/ca.crt" --replays "$REPLAYS" >>"$WORK/probes.jsonl" 2>>"$WORK/client.log" ||
+        log "probe at $level per mille failed (see client log); the replays that ran still count"
+    # The replay sockets close with the test; give the server a moment to store the last timeline.
+    sleep 1
+    "$SCRIPTS/testbed.sh" down
+}
+
+START=$(date +%s)
+for level in "${LEVELS[@]}"; do
+    [[ $level =~ ^[0-9]+$ && $level -lt 1000 ]] || { log "loss levels are per mille, 0..999 (got $level)"; exit 2; }
+    run_level "$level"
+done
+
+status=0
+python3 - "$WORK" "$ZERO_TOLERANCE" "$REL_TOLERANCE" "${LEVELS[@]}" <<'PY' || status=1
+import sqlite3, struct, sys
+work, zero_tol, rel_tol, levels = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
+failures = 0
+print(f"{'injected':>9} {'replays':>7} {'MB sent':>8} {'retransmitted':>13} {'measured':>9}  result")
+for level in levels:
+    injected = int(level) / 1000
+    try:
+        rows = sqlite3.connect(f"file:{work}/{level}/results.sqlite?mode=ro", uri=True).execute(
+            "SELECT samples FROM wehe_replay_losses").fetchall()
+    except sqlite3.Error as error:
+        rows = []
+        print(f"database of level {level}: {error}", file=sys.stderr)
+    sent = lost = 0.0
+    for (blob,) in rows:
+        # LossCodec: tag 1, UInt32 count, then count × (time, sent, lost) little-endian Float64.
+        count = struct.unpack_from("<I", blob, 1)[0]
+        for index in range(count):
+            _, s, l = struct.unpack_from("<3d", blob, 5 + 24 * index)
+            sent += s
+            lost += l
+    measured = lost / sent if sent else float("nan")
+    if not rows or not sent:
+        verdict = "FAIL (no loss timeline stored)"
+    elif injected == 0:
+        verdict = "ok" if measured <= zero_tol else f"FAIL (> {zero_tol:.2%})"
+    else:
+        allowed = max(rel_tol * injected, zero_tol)
+        verdict = "ok" if abs(measured - injected) <= allowed else f"FAIL (off by more than {allowed:.2%})"
+    failures += verdict != "ok"
+    print(f"{injected:>9.1%} {len(rows):>7} {sent / 1e6:>8.1f} {lost / 1e3:>10.1f} kB {measured:>9.2%}  {verdict}")
+sys.exit(1 if failures else 0)
+PY
+log "finished in $(($(date +%s) - START)) s"
+exit $status
