@@ -432,7 +432,10 @@ final class FakeAnalyzerHandler: ChannelInboundHandler {
             let items = pair.map { JSONValue.string($0) }
             return JSONValue.object([
                 ("success", .bool(true)),
-                ("response", .object([("server-site-pairs", .array([])), ("server-ip-pairs", .array([.array(items)]))])),
+                (
+                    "response",
+                    .object([("server-site-pairs", .array([])), ("server-ip-pairs", .array([.array(items)]))])
+                ),
             ]).serialized()
         case "localize":
             server.state.withLock { $0.localizeRequests.append(parameters) }
@@ -457,22 +460,37 @@ final class FakeAnalyzerHandler: ChannelInboundHandler {
                 if let mwuPValue {
                     tests.append(.string("pairsum_vs_single_xput"))
                     response.append(
-                        ("pairsum_vs_single_xput", .object([
-                            ("mwuVal", .number(4100, text: "4100.0")),
-                            ("mwuPVal", .number(mwuPValue, text: String(mwuPValue))),
-                            ("simReplaysAvgXput", .array([.number(1, text: "1.0"), .number(1.1, text: "1.1")])),
-                            ("simReplaySumAvgXput", .number(2.1, text: "2.1")),
-                            ("singleReplayAvgXput", .number(2, text: "2.0")),
-                        ])))
+                        (
+                            "pairsum_vs_single_xput",
+                            .object([
+                                ("mwuVal", .number(4100, text: "4100.0")),
+                                ("mwuPVal", .number(mwuPValue, text: String(mwuPValue))),
+                                ("simReplaysAvgXput", .array([.number(1, text: "1.0"), .number(1.1, text: "1.1")])),
+                                ("simReplaySumAvgXput", .number(2.1, text: "2.1")),
+                                ("singleReplayAvgXput", .number(2, text: "2.0")),
+                            ])
+                        ))
                 }
                 if let correlationPValues {
                     tests.append(.string("loss_correlation"))
                     response.append(
-                        ("loss_correlation", .object([
-                            ("intervalSizes", .array(correlationPValues.indices.map { .number(0.1 * Double($0 + 1), text: String(0.1 * Double($0 + 1))) })),
-                            ("corrPValues", .array(correlationPValues.map { .number($0, text: String($0)) })),
-                            ("simReplaysAvgLoss", .array([.number(0.01, text: "0.01"), .number(0.02, text: "0.02")])),
-                        ])))
+                        (
+                            "loss_correlation",
+                            .object([
+                                (
+                                    "intervalSizes",
+                                    .array(
+                                        correlationPValues.indices.map {
+                                            .number(0.1 * Double($0 + 1), text: String(0.1 * Double($0 + 1)))
+                                        })
+                                ),
+                                ("corrPValues", .array(correlationPValues.map { .number($0, text: String($0)) })),
+                                (
+                                    "simReplaysAvgLoss",
+                                    .array([.number(0.01, text: "0.01"), .number(0.02, text: "0.02")])
+                                ),
+                            ])
+                        ))
                 }
                 response.insert(("localization_tests", .array(tests)), at: 3)
                 return JSONValue.object([("success", .bool(true)), ("response", .object(response))]).serialized()
