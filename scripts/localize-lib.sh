@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # localize-lib.sh - shared by e2e-localize.sh and localize-accuracy.sh (sourced, not run): a WeHeY pair of real
 # wehe-server processes on the Y testbed (scripts/testbed.sh, TOPO=y) and the real `wehe localize` client.
 #
