@@ -49,7 +49,8 @@ enum LocalizationRows {
         }
         if let summary = run.summary {
             if let p = summary.mwuPValue {
-                let means = summary.simultaneousMeansMbps.map { Terminal.format($0, decimals: 2) }.joined(separator: " + ")
+                let means = summary.simultaneousMeansMbps.map { Terminal.format($0, decimals: 2) }.joined(
+                    separator: " + ")
                 let single = summary.singleMeanMbps.map { Terminal.format($0, decimals: 2) } ?? "-"
                 lines.append("  throughput-sum test: p \(p)  (pair \(means) Mbit/s, single \(single) Mbit/s)")
             }
