@@ -245,6 +245,22 @@ struct LocalizationClientTests {
         #expect(result.verdict == .inconclusive && result.reason?.code == .resultMismatch)
     }
 
+    @Test("numbers written as strings (Python str()) are read; p-values outside [0, 1] are not trusted")
+    func lenientNumbers() async throws {
+        var behaviour = PairHarness.differentiating()
+        behaviour.localization = .raw(
+            #"{"success":true,"response":{"userID":"@ABC123XYZ ","historyCounts":["8","9"],"testID":"0","#
+                + #""pairsum_vs_single_xput":{"mwuVal":"3900.0","mwuPVal":"0.2"},"#
+                + #""loss_correlation":{"intervalSizes":["0.1","0.2","0.3"],"corrPValues":["0.001",7,"0.01"]}}}"#)
+        let result = try await PairHarness.run(first: behaviour) { one, _, test in
+            try await PairHarness.client(one).localize(test, after: PairHarness.single)
+        }
+        #expect(result.verdict == .accessNetwork)
+        #expect(result.throughputSimilar == false && result.lossCorrelated == true)
+        #expect(result.summary?.correlationPValues == [0.001, 0.01])
+        #expect(result.summary?.mwuStatistic == 3900)
+    }
+
     @Test("one replay of the pair fails (server 2 cuts the response): inconclusive, no localize request")
     func replayFails() async throws {
         var second = PairHarness.differentiating()
