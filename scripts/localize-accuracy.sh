@@ -51,6 +51,8 @@ trap 'exit 130' INT TERM
 . "$SCRIPTS/localize-lib.sh"
 localize_prerequisites
 
+# The commit the run is made from (HEAD may move while it runs), and the binaries used.
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "placement,run,verdict,expected,outcome,reason,exit,seconds,mwu_p,server_verdicts" >"$OUT"
 declare -A CORRECT WRONG INCONCLUSIVE
 TABLE=()
@@ -87,9 +89,9 @@ for placement in "${PLACEMENTS[@]}"; do
     TABLE+=("$(printf '%-18s %4s %8s %6s %13s %9s' "$placement" "$R" "${CORRECT[$placement]}" "${WRONG[$placement]}" "${INCONCLUSIVE[$placement]}" "$median")")
 done
 
-commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo
-echo "WeHeY localization accuracy: app $APP, DPI pattern $PATTERN, rate ${RATE_KBIT} kbit/s, link ${LINK_KBIT} kbit/s, commit $commit"
+echo "WeHeY localization accuracy: app $APP, DPI pattern $PATTERN, rate ${RATE_KBIT} kbit/s, link ${LINK_KBIT} kbit/s"
+echo "scripts at commit $COMMIT, binaries $BIN"
 printf '%-18s %4s %8s %6s %13s %9s\n' placement R correct wrong inconclusive "median s"
 printf '%s\n' "${TABLE[@]}"
 echo "runs: $OUT"
