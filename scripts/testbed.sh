@@ -127,6 +127,10 @@ missing() {
         -j CLASSIFY --set-class 1:20 2>/dev/null; then
         echo "kernel lacks xt_connmark/CLASSIFY"; problems=1
     fi
+    if [ "$SCOPE" = flow ] && ! ip netns exec "$probe" iptables -t mangle -A POSTROUTING \
+        -j HMARK --hmark-tuple src,dst,sport,dport,proto --hmark-mod 2 --hmark-rnd 1 2>/dev/null; then
+        echo "kernel lacks xt_HMARK (SCOPE=flow)"; problems=1
+    fi
     if ! ip netns exec "$probe" nft add table inet probe 2>/dev/null; then
         echo "kernel lacks nftables (CONFIG_NF_TABLES)"; problems=1
     fi
