@@ -87,6 +87,32 @@ struct LocalizationEndToEndTests {
         #expect(table.stdout.contains("LOCALIZATION") && table.stdout.contains("2+3"), "\(table.stdout)")
     }
 
+    @Test("wehe run --localize --force --json: the test's line, then a localization line; exit 27 when inconclusive")
+    func runLocalize() async throws {
+        let data = TestResources.temporaryDirectory("wehe-e2e-localize")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        try await LoopbackPair.run(servers: ["127.0.0.39"], pairAddresses: ["127.0.0.39", "127.0.0.40"]) { pair in
+            let run = try await BuiltCommand.run(
+                "wehe",
+                [
+                    "run", "tinyweb", "--localize", "--force", "--json", "--replays", TestResources.fixtureReplays,
+                    "--data-dir", data, "--server", pair.addresses[0], "--cert", pair.caPath, "--side-channel-port",
+                    String(pair.sideChannelPort), "--analyzer-port", String(pair.analyzerPort), "--accept-consent",
+                    "--no-confirmation",
+                ])
+            #expect(run.status == 27, "\(run.stderr)")
+            let objects = try run.stdout.split(separator: "\n").map { line in
+                try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            }
+            #expect(objects.count == 2)
+            #expect(objects.first?["test"] as? String == "tinyweb")
+            #expect(objects.last?["kind"] as? String == "localization")
+            #expect(objects.last?["localization"] as? String == "inconclusive")
+            #expect((objects.last?["reason"] as? [String: Any])?["code"] as? String == "server-unreachable")
+            #expect(objects.last?["historyCounts"] as? [Int] == [2, 3])
+        }
+    }
+
     @Test("wehe localize without --force after a test with no differentiation: skipped, exit 0, nothing stored")
     func skipped() async throws {
         let data = TestResources.temporaryDirectory("wehe-e2e-localize")
