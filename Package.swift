@@ -255,7 +255,7 @@ let package = Package(
             name: "WeheEndToEndTests",
             dependencies: [
                 "WeheCore", "WeheWire", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheClient", "WeheServer",
-                "WeheTestKit",
+                "WeheTestKit", "WeheTestbed",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

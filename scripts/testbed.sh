@@ -6,13 +6,23 @@
 #   c0 198.18.1.2/24  <-veth->  rc 198.18.1.1 | rs 198.18.2.1  <-veth->  s0 198.18.2.2/24
 #      2001:2:0:1::2/64            2001:2:0:1::1 | 2001:2:0:2::1            2001:2:0:2::2/64
 #
-# usage: testbed.sh up | down | status | counters | check | exec c|r|s COMMAND...
+# With TOPO=y (WeHeY localization) the bed is a Y: two servers whose paths meet once, at the client's access router.
+#
+#                                                  branch ${TB}a                      server 1 ${TB}s
+#   client ${TB}c          access router ${TB}r   ra 198.18.3.1 <-> ar 198.18.3.2 | as 198.18.2.1 <-> s0 198.18.2.2
+#   c0 198.18.1.2 <-> rc 198.18.1.1 |
+#                                   rb 198.18.4.1 <-> br 198.18.4.2 | bt 198.18.5.1 <-> t0 198.18.5.2
+#                                                  branch ${TB}b                      server 2 ${TB}t
+#   (IPv6: 2001:2:0:N::/64 with the same N as the IPv4 third octet, .1 -> ::1, .2 -> ::2)
+#
+# usage: testbed.sh up | down | status | counters | check | exec c|r|s|a|b|t COMMAND...
 #   up        (re)creates the bed; always starts with `down`, so a bed left half up by a killed run is cleaned
 #   down      stops every process inside the bed's namespaces, then deletes them (their veths go with them)
 #   status    namespaces, processes, shaper classes and classifier counters
 #   counters  one line: packets and bytes sent in the throttled class 1:20 on rc (towards the client) and rs
 #   check     exits 0 when this machine can run the bed, else prints exactly what is missing and exits 77
-#   exec      runs a command inside a namespace (c = client, r = middlebox, s = server)
+#   exec      runs a command inside a namespace (c = client, r = middlebox or access router, s = server or server 1;
+#             Y only: a, b = branch routers, t = server 2)
 #
 # Settings (environment variables, all optional):
 #   TB=wt            name prefix; beds with different prefixes can run side by side
@@ -36,6 +46,16 @@
 #   LOSS_PM=0        random loss towards the client, per mille of packets (nft numgen; every flow)
 #   DELAY_MS=0       extra one-way delay towards the client (the kernel has no netem: a userspace NFQUEUE
 #                    program, scripts/nfq_delay.py, holds each packet)
+#   TOPO=line        line: the three namespaces above. y: the Y of WeHeY (six namespaces, drawing above)
+#   PLACE=shared     TOPO=y: where the classifier and shaper sit. shared: on the access router r, interface rc (the
+#                    segment both servers' traffic crosses); a or b: on that branch router only, interface ar or br
+#                    (towards the client). Y shapes the download direction only (DIRS does not apply); LOSS_PM
+#                    and DELAY_MS apply on r (rc) as in the line topology
+#   SCOPE=aggregate  aggregate: every matched flow shares one htb class 1:20 at RATE_KBIT (a per-plan limiter).
+#                    flow: each matched flow gets its own RATE_KBIT class (HMARK hashes the 5-tuple into one of
+#                    FLOW_CLASSES leaf classes under 1:20; two flows share one with probability 1/FLOW_CLASSES).
+#                    Not with MODE=police
+#   FLOW_CLASSES=32  SCOPE=flow: number of per-flow classes
 set -euo pipefail
 
 TB=${TB:-wt}
@@ -52,10 +72,29 @@ DIRS=${DIRS:-rc rs}
 DELAYED_BYTES=${DELAYED_BYTES:-0}
 LOSS_PM=${LOSS_PM:-0}
 DELAY_MS=${DELAY_MS:-0}
+TOPO=${TOPO:-line}
+PLACE=${PLACE:-shared}
+SCOPE=${SCOPE:-aggregate}
+FLOW_CLASSES=${FLOW_CLASSES:-32}
+A=${TB}a B=${TB}b T=${TB}t
+# Where the classifier and the shaper run, and which of that namespace's interfaces they shape.
+SHAPE_NS=$R
+SHAPE_DEVS=$DIRS
+if [ "$TOPO" = y ]; then
+    case "$PLACE" in
+        shared) SHAPE_NS=$R SHAPE_DEVS=rc ;;
+        a) SHAPE_NS=$A SHAPE_DEVS=ar ;;
+        b) SHAPE_NS=$B SHAPE_DEVS=br ;;
+        *) echo "testbed: unknown PLACE=$PLACE (shared, a or b)" >&2; exit 2 ;;
+    esac
+fi
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NFQ_DELAY=${NFQ_DELAY:-$HERE/nfq_delay.py}
 
 in_r() { ip netns exec "$R" "$@"; }
+in_x() { ip netns exec "$SHAPE_NS" "$@"; }
+# Whether a shaped interface sends towards the client (download): rc, ar, br.
+towards_client() { case "$1" in rc | ar | br) return 0 ;; *) return 1 ;; esac; }
 say() { echo "testbed: $*" >&2; }
 fail() { say "$*"; exit 2; }
 
@@ -88,6 +127,10 @@ missing() {
         -j CLASSIFY --set-class 1:20 2>/dev/null; then
         echo "kernel lacks xt_connmark/CLASSIFY"; problems=1
     fi
+    if [ "$SCOPE" = flow ] && ! ip netns exec "$probe" iptables -t mangle -A POSTROUTING \
+        -j HMARK --hmark-tuple src,dst,sport,dport,proto --hmark-mod 2 --hmark-rnd 1 2>/dev/null; then
+        echo "kernel lacks xt_HMARK (SCOPE=flow)"; problems=1
+    fi
     if ! ip netns exec "$probe" nft add table inet probe 2>/dev/null; then
         echo "kernel lacks nftables (CONFIG_NF_TABLES)"; problems=1
     fi
@@ -105,7 +148,8 @@ check() {
 # --- teardown ---------------------------------------------------------------------------------------------------
 down() {
     local ns pid
-    for ns in "$C" "$R" "$S"; do
+    # Every namespace either topology may have made, whatever TOPO says now.
+    for ns in "$C" "$R" "$S" "$A" "$B" "$T"; do
         [ -e "/run/netns/$ns" ] || continue
         # A process inside a namespace keeps it alive after `ip netns del`: stop them first, politely then not.
         for pid in $(ip netns pids "$ns" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
@@ -149,28 +193,112 @@ topology() {
     fi
 }
 
+# One point-to-point link: veth_link NS1 DEV1 ADDR1 NS2 DEV2 ADDR2 SUBNET (x.y: 198.18.SUBNET.x, 2001:2:0:SUBNET::x).
+veth_link() {
+    # "dev"/"name" spelled out: ip would read a bare "as" as an abbreviation of "address".
+    ip link add name "$2" netns "$1" type veth peer name "$5" netns "$4"
+    ip -n "$1" addr add "198.18.$7.$3/24" dev "$2"
+    ip -n "$1" addr add "2001:2:0:$7::$3/64" dev "$2" nodad
+    ip -n "$4" addr add "198.18.$7.$6/24" dev "$5"
+    ip -n "$4" addr add "2001:2:0:$7::$6/64" dev "$5" nodad
+    ip -n "$1" link set dev "$2" up
+    ip -n "$4" link set dev "$5" up
+}
+
+# add_route NS PREFIX-THIRD-OCTET VIA-THIRD-OCTET VIA-HOST (both families)
+add_route() {
+    ip -n "$1" route add "198.18.$2.0/24" via "198.18.$3.$4"
+    ip -n "$1" -6 route add "2001:2:0:$2::/64" via "2001:2:0:$3::$4"
+}
+default_route() {
+    ip -n "$1" route add default via "198.18.$2.$3"
+    ip -n "$1" -6 route add default via "2001:2:0:$2::$3"
+}
+
+# The Y: client - access router - two branch routers - two servers (drawing at the top).
+topology_y() {
+    local ns
+    for ns in "$C" "$R" "$A" "$B" "$S" "$T"; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
+    veth_link "$C" c0 2 "$R" rc 1 1
+    veth_link "$R" ra 1 "$A" ar 2 3
+    veth_link "$R" rb 1 "$B" br 2 4
+    veth_link "$A" as 1 "$S" s0 2 2
+    veth_link "$B" bt 1 "$T" t0 2 5
+    default_route "$C" 1 1
+    add_route "$R" 2 3 2
+    add_route "$R" 5 4 2
+    default_route "$A" 3 1
+    default_route "$B" 4 1
+    default_route "$S" 2 1
+    default_route "$T" 5 1
+    for ns in "$R" "$A" "$B"; do ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1; done
+    local pair
+    for pair in "$C:c0" "$S:s0" "$T:t0"; do
+        if command -v ethtool >/dev/null; then
+            ip netns exec "${pair%%:*}" ethtool -K "${pair#*:}" tso off gso off >/dev/null
+        else
+            ip -n "${pair%%:*}" link set dev "${pair#*:}" gso_max_segs 1
+        fi
+    done
+}
+
+# The htb class (or, with SCOPE=flow, the per-flow leaf classes) matched packets go to, under parent 1:$1 ... of dev $2.
+throttled_class() {
+    local dev=$1 parent=$2 i minor
+    if [ "$SCOPE" = flow ]; then
+        # An inner class without a cap of its own: each flow's leaf holds it to RATE_KBIT.
+        local total=$((RATE_KBIT * FLOW_CLASSES))
+        in_x tc class add dev "$dev" parent "$parent" classid 1:20 htb rate "${total}kbit" ceil "${total}kbit" \
+            quantum 1514
+        for i in $(seq 0 $((FLOW_CLASSES - 1))); do
+            minor=$(printf %x $((256 + i)))
+            in_x tc class add dev "$dev" parent 1:20 classid "1:$minor" htb rate "${RATE_KBIT}kbit" \
+                ceil "${RATE_KBIT}kbit" quantum 1514
+            in_x tc qdisc add dev "$dev" parent "1:$minor" bfifo limit "$QLIMIT"
+        done
+    else
+        in_x tc class add dev "$dev" parent "$parent" classid 1:20 htb rate "${RATE_KBIT}kbit" ceil "${RATE_KBIT}kbit" \
+            quantum 1514
+        in_x tc qdisc add dev "$dev" parent 1:20 handle 20: bfifo limit "$QLIMIT"
+    fi
+}
+
+# The iptables target words that send a matched packet to the throttled class (aggregate) or, per flow, mark it
+# with the flow's hash (mark 256 + hash); per_flow_rules then maps each mark to its leaf class.
+to_throttled() {
+    if [ "$SCOPE" = flow ]; then
+        echo "-j HMARK --hmark-tuple src,dst,sport,dport,proto --hmark-mod $FLOW_CLASSES --hmark-offset 256 --hmark-rnd 0x5eed"
+    else
+        echo "-j CLASSIFY --set-class 1:20"
+    fi
+}
+per_flow_rules() { # per_flow_rules IPT DEV
+    [ "$SCOPE" = flow ] || return 0
+    local i
+    for i in $(seq 256 $((256 + FLOW_CLASSES - 1))); do
+        in_x "$1" -t mangle -A POSTROUTING -o "$2" -m mark --mark "$i" -j CLASSIFY --set-class "1:$(printf %x "$i")"
+    done
+}
+
 shaper() {
     local dev
-    for dev in $DIRS; do
+    for dev in $SHAPE_DEVS; do
         if [ "$LINK_KBIT" = 0 ]; then
             # No default class: unclassified packets bypass htb (full veth speed).
-            in_r tc qdisc add dev "$dev" root handle 1: htb
-            in_r tc class add dev "$dev" parent 1: classid 1:20 htb rate "${RATE_KBIT}kbit" ceil "${RATE_KBIT}kbit" \
-                quantum 1514
+            in_x tc qdisc add dev "$dev" root handle 1: htb
+            throttled_class "$dev" 1:
         else
             # An access link of LINK_KBIT shared by everything: unmatched -> 1:10, matched -> 1:20 (capped).
             local link_queue=$((LINK_KBIT * 25))   # bytes in 200 ms at the link rate
             [ "$link_queue" -ge 30000 ] || link_queue=30000
-            in_r tc qdisc add dev "$dev" root handle 1: htb default 10
-            in_r tc class add dev "$dev" parent 1: classid 1:1 htb rate "${LINK_KBIT}kbit" ceil "${LINK_KBIT}kbit" \
+            in_x tc qdisc add dev "$dev" root handle 1: htb default 10
+            in_x tc class add dev "$dev" parent 1: classid 1:1 htb rate "${LINK_KBIT}kbit" ceil "${LINK_KBIT}kbit" \
                 quantum 1514
-            in_r tc class add dev "$dev" parent 1:1 classid 1:10 htb rate "${LINK_KBIT}kbit" ceil "${LINK_KBIT}kbit" \
+            in_x tc class add dev "$dev" parent 1:1 classid 1:10 htb rate "${LINK_KBIT}kbit" ceil "${LINK_KBIT}kbit" \
                 quantum 1514
-            in_r tc class add dev "$dev" parent 1:1 classid 1:20 htb rate "${RATE_KBIT}kbit" ceil "${RATE_KBIT}kbit" \
-                quantum 1514
-            in_r tc qdisc add dev "$dev" parent 1:10 handle 10: bfifo limit "$link_queue"
+            throttled_class "$dev" 1:1
+            in_x tc qdisc add dev "$dev" parent 1:10 handle 10: bfifo limit "$link_queue"
         fi
-        in_r tc qdisc add dev "$dev" parent 1:20 handle 20: bfifo limit "$QLIMIT"
     done
 }
 
@@ -179,7 +307,7 @@ shaper() {
 delayed_match() {
     [ "$DELAYED_BYTES" != 0 ] || return 0
     local direction=reply
-    [ "$1" = rc ] || direction=original
+    towards_client "$1" || direction=original
     echo "-m connbytes --connbytes $DELAYED_BYTES: --connbytes-dir $direction --connbytes-mode bytes"
 }
 
@@ -190,35 +318,37 @@ classifier() {
     case "$MODE" in
         dpi | police)
             for ipt in iptables ip6tables; do
-                in_r "$ipt" -t mangle -A FORWARD -m connbytes --connbytes "0:$INSPECT" --connbytes-dir both \
+                in_x "$ipt" -t mangle -A FORWARD -m connbytes --connbytes "0:$INSPECT" --connbytes-dir both \
                     --connbytes-mode packets -m string --algo bm "${pattern_args[@]}" \
                     -j CONNMARK --set-mark 0x1/0x1
                 [ "$MODE" = dpi ] || continue
-                for dev in $DIRS; do
-                    # shellcheck disable=SC2046  # delayed_match prints separate words on purpose
-                    in_r "$ipt" -t mangle -A POSTROUTING -o "$dev" -m connmark --mark 0x1/0x1 $(delayed_match "$dev") \
-                        -j CLASSIFY --set-class 1:20
+                for dev in $SHAPE_DEVS; do
+                    # shellcheck disable=SC2046  # delayed_match and to_throttled print separate words on purpose
+                    in_x "$ipt" -t mangle -A POSTROUTING -o "$dev" -m connmark --mark 0x1/0x1 $(delayed_match "$dev") \
+                        $(to_throttled)
+                    per_flow_rules "$ipt" "$dev"
                 done
             done
             if [ "$MODE" = police ]; then
-                in_r nft add table inet tbpolice
-                in_r nft add chain inet tbpolice out '{ type filter hook postrouting priority mangle + 1; }'
-                for dev in $DIRS; do
-                    in_r nft add rule inet tbpolice out oifname "$dev" ct mark and 0x1 == 0x1 \
+                in_x nft add table inet tbpolice
+                in_x nft add chain inet tbpolice out '{ type filter hook postrouting priority mangle + 1; }'
+                for dev in $SHAPE_DEVS; do
+                    in_x nft add rule inet tbpolice out oifname "$dev" ct mark and 0x1 == 0x1 \
                         limit rate over "$((RATE_KBIT * 125))" bytes/second burst 32000 bytes counter drop
                 done
             fi
             ;;
         port)
             for ipt in iptables ip6tables; do
-                for dev in $DIRS; do
+                for dev in $SHAPE_DEVS; do
                     local side=--sports
-                    [ "$dev" = rc ] || side=--dports
+                    towards_client "$dev" || side=--dports
                     for proto in tcp udp; do
                         # shellcheck disable=SC2046
-                        in_r "$ipt" -t mangle -A POSTROUTING -o "$dev" -p "$proto" -m multiport "$side" "$PORTS" \
-                            $(delayed_match "$dev") -j CLASSIFY --set-class 1:20
+                        in_x "$ipt" -t mangle -A POSTROUTING -o "$dev" -p "$proto" -m multiport "$side" "$PORTS" \
+                            $(delayed_match "$dev") $(to_throttled)
                     done
+                    per_flow_rules "$ipt" "$dev"
                 done
             done
             ;;
@@ -258,30 +388,39 @@ up() {
     [[ $LOSS_PM =~ ^[0-9]+$ && $LOSS_PM -lt 1000 ]] || fail "LOSS_PM must be an integer in 0..999"
     [[ $DELAY_MS =~ ^[0-9]+$ ]] || fail "DELAY_MS must be a non-negative integer"
     [[ $INSPECT =~ ^[0-9]+$ && $INSPECT -gt 0 ]] || fail "INSPECT must be a positive integer"
+    case "$TOPO" in line | y) ;; *) fail "unknown TOPO=$TOPO (line or y)" ;; esac
+    case "$SCOPE" in aggregate | flow) ;; *) fail "unknown SCOPE=$SCOPE (aggregate or flow)" ;; esac
+    [[ $FLOW_CLASSES =~ ^[0-9]+$ && $FLOW_CLASSES -gt 0 && $FLOW_CLASSES -le 256 ]] ||
+        fail "FLOW_CLASSES must be an integer in 1..256"
+    [ "$SCOPE" = aggregate ] || [ "$MODE" != police ] || fail "SCOPE=flow does not apply to MODE=police"
     down
-    topology
+    if [ "$TOPO" = y ]; then topology_y; else topology; fi
     if [ "$MODE" != none ] || [ "$LINK_KBIT" != 0 ]; then shaper; fi
     classifier
     impairments
+    [ "$TOPO" = line ] || say "up: Y topology, throttler placed on $PLACE ($SHAPE_NS: $SHAPE_DEVS), scope $SCOPE"
     say "up: MODE=$MODE rate=${RATE_KBIT}kbit link=${LINK_KBIT}kbit delayed=${DELAYED_BYTES}B loss=${LOSS_PM}‰ delay=${DELAY_MS}ms prefix=$TB"
 }
 
 status() {
     local ns
-    for ns in "$C" "$R" "$S"; do
+    for ns in "$C" "$R" "$S" "$A" "$B" "$T"; do
         [ -e "/run/netns/$ns" ] && echo "$ns: processes $(ip netns pids "$ns" | tr '\n' ' ')"
     done
     [ -e "/run/netns/$R" ] || { echo "testbed $TB is down"; return 0; }
-    in_r tc -s class show dev rc 2>/dev/null || true
-    in_r iptables -t mangle -L -v -n 2>/dev/null | grep -E "CONNMARK|CLASSIFY|NFQUEUE" || true
-    in_r nft list ruleset 2>/dev/null | grep -E "counter" | grep -v "xt " || true
+    [ -e "/run/netns/$SHAPE_NS" ] || { echo "testbed $TB: no namespace $SHAPE_NS (TOPO/PLACE differ from up?)"; return 0; }
+    in_x tc -s class show dev "${SHAPE_DEVS%% *}" 2>/dev/null || true
+    in_x iptables -t mangle -L -v -n 2>/dev/null | grep -E "CONNMARK|CLASSIFY|HMARK|NFQUEUE" || true
+    in_x nft list ruleset 2>/dev/null | grep -E "counter" | grep -v "xt " || true
 }
 
-# "rc_packets=N rc_bytes=N rc_dropped=N rs_packets=… " of the throttled class 1:20 (zeros without the class).
+# "rc_packets=N rc_bytes=N rc_dropped=N rs_packets=… " of the throttled class 1:20 (zeros without the class). With
+# TOPO=y: the shaped interface of the placement (rc, ar or br; with SCOPE=flow class 1:20 counts all its leaves).
 counters() {
-    local dev out
-    for dev in rc rs; do
-        out=$(in_r tc -s class show dev "$dev" classid 1:20 2>/dev/null |
+    local dev out devs="rc rs"
+    [ "$TOPO" = line ] || devs=$SHAPE_DEVS
+    for dev in $devs; do
+        out=$(in_x tc -s class show dev "$dev" classid 1:20 2>/dev/null |
             awk '/Sent/ { gsub(",", "", $7); print $4, $2, $7; exit }')
         # shellcheck disable=SC2086  # three numbers, split on purpose
         set -- ${out:-0 0 0}
@@ -293,14 +432,14 @@ counters() {
 case "${1:-}" in
     up | down | status | counters | check) "$1" ;;
     exec)
-        [ $# -ge 3 ] || fail "usage: $0 exec c|r|s COMMAND..."
-        case "$2" in c | r | s) ;; *) fail "exec: namespace must be c, r or s" ;; esac
+        [ $# -ge 3 ] || fail "usage: $0 exec c|r|s|a|b|t COMMAND..."
+        case "$2" in c | r | s | a | b | t) ;; *) fail "exec: namespace must be c, r, s (Y: also a, b, t)" ;; esac
         ns=${TB}$2
         shift 2
         exec ip netns exec "$ns" "$@"
         ;;
     *)
-        echo "usage: $0 up|down|status|counters|check|exec c|r|s COMMAND..." >&2
+        echo "usage: $0 up|down|status|counters|check|exec c|r|s|a|b|t COMMAND..." >&2
         exit 2
         ;;
 esac

@@ -189,21 +189,7 @@ public struct ReplayClient: Sendable {
                 note: "port \(blockedPort) could not be reached")
         } else {
             onEvent(.analysisRequested(test: id, historyCount: historyCount))
-            let analyzer = AnalyzerClient(
-                http: HTTPClient(
-                    tls: configuration.analyzerTLS ? tls : nil, connectTimeout: configuration.timing.connect,
-                    requestTimeout: configuration.timing.httpRequest),
-                host: address, port: configuration.analyzerPort, timing: configuration.timing,
-                logger: configuration.logger)
-            let numbers = try await analyzer.analyse(userID: configuration.userID, historyCount: historyCount)
-            let decision = configuration.verdictRules.decide(
-                areaTest: numbers.areaTest, ksPValue: numbers.ksPValue, ks2Ratio: numbers.ks2RatioTest,
-                originalMeanMbps: numbers.originalMeanMbps, controlMeanMbps: numbers.controlMeanMbps)
-            summary = AnalysisSummary(
-                areaTest: numbers.areaTest, ks2RatioTest: numbers.ks2RatioTest,
-                originalMeanMbps: numbers.originalMeanMbps, controlMeanMbps: numbers.controlMeanMbps,
-                ksStatistic: numbers.ksStatistic, ksPValue: numbers.ksPValue, verdict: decision.verdict,
-                direction: decision.direction, thresholds: decision.thresholds)
+            summary = try await analysis(address: address, tls: tls, historyCount: historyCount)
         }
         return TestResult(
             test: id, name: test.entry.name, replayName: test.original.name, controlReplayName: test.control.name,
@@ -240,7 +226,7 @@ public struct ReplayClient: Sendable {
         return nil
     }
 
-    private func discoversAddress(_ address: String) -> Bool {
+    func discoversAddress(_ address: String) -> Bool {
         switch configuration.addressDiscovery {
         case .never: false
         case .always: true
@@ -265,13 +251,13 @@ public struct ReplayClient: Sendable {
         }
     }
 
-    private func makeTLS() throws(ReplayClientError) -> NIOSSLContext? {
+    func makeTLS() throws(ReplayClientError) -> NIOSSLContext? {
         guard configuration.sideChannelTLS || configuration.analyzerTLS else { return nil }
         return try TLSSettings.makeContext(trustedPEM: configuration.trustedCertificatesPEM)
     }
 
     /// Writes a finished test to the store in one transaction.
-    private func store(_ result: TestResult) async throws(ReplayClientError) {
+    func store(_ result: TestResult) async throws(ReplayClientError) {
         guard let store = configuration.store else { return }
         let key = TestKey(userID: result.userID, historyCount: result.historyCount)
         var replays: [ReplayRecord] = []

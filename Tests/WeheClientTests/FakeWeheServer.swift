@@ -32,6 +32,24 @@ final class FakeWeheServer: Sendable {
         var areaTest: Double?
         /// Leave the port-map entry out.
         var omitPortMap = false
+        /// WeHeY: the pair `getServers` answers (`[ip1, ip2, networks]`); `nil` answers "No Y-topology found.".
+        var serverPair: [String]?
+        /// WeHeY: what `localize` answers.
+        var localizeAnswer = #"{"success": true}"#
+        /// WeHeY: how `localizeResult` answers.
+        var localization = Localization.ready(mwuPValue: 0.01, correlationPValues: nil)
+        /// WeHeY: `localizeResult` answers "No result found" this many times first.
+        var localizationNotReady = 1
+    }
+
+    /// Scripted `localizeResult` answers.
+    enum Localization: Sendable {
+        /// A result for the caller's user and history counts with these tests (`nil` leaves a test out).
+        case ready(mwuPValue: Double?, correlationPValues: [Double]?)
+        /// Always "No result found".
+        case never
+        /// This body, verbatim.
+        case raw(String)
     }
 
     struct Upload: Sendable {
@@ -53,6 +71,9 @@ final class FakeWeheServer: Sendable {
         var udpDatagrams = 0
         var current: (trace: ReplayTrace, channel: any Channel)?
         var notReadyLeft: Int
+        var localizeRequests: [[String: String]] = []
+        var localizeResultQueries: [[String: String]] = []
+        var getServersQueries = 0
     }
 
     let behaviour: Behaviour
@@ -86,9 +107,17 @@ final class FakeWeheServer: Sendable {
         self.state = Mutex(State(notReadyLeft: behaviour.notReadyAnswers))
     }
 
-    static func start(traces: [ReplayTrace], behaviour: Behaviour = Behaviour()) async throws -> FakeWeheServer {
+    /// Starts a server on `host`; `sideChannelPort`/`analyzerPort` 0 let the system choose (a WeHeY pair needs the
+    /// second server on the first one's ports, as the client uses one port pair for both).
+    static func start(
+        traces: [ReplayTrace],
+        behaviour: Behaviour = Behaviour(),
+        host: String = "127.0.0.1",
+        sideChannelPort: Int = 0,
+        analyzerPort: Int = 0
+    ) async throws -> FakeWeheServer {
         let server = FakeWeheServer(traces: traces, behaviour: behaviour)
-        try await server.bind()
+        try await server.bind(host: host, sideChannelPort: sideChannelPort, analyzerPort: analyzerPort)
         return server
     }
 
@@ -96,7 +125,7 @@ final class FakeWeheServer: Sendable {
         for channel in channels.withLock({ $0 }) { _ = try? await channel.close().get() }
     }
 
-    private func bind() async throws {
+    private func bind(host: String, sideChannelPort: Int, analyzerPort: Int) async throws {
         let group = MultiThreadedEventLoopGroup.singleton
         let certificates = try NIOSSLCertificate.fromPEMFile(Self.fixture("server.crt"))
         let key = try NIOSSLPrivateKey(file: Self.fixture("server.key"), format: .pem)
@@ -111,7 +140,7 @@ final class FakeWeheServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(FakeSideChannelHandler(server: self))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .bind(host: host, port: sideChannelPort).get()
         let tcp = try await ServerBootstrap(group: group)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
@@ -119,14 +148,14 @@ final class FakeWeheServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(FakeTCPReplayHandler(server: self))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .bind(host: host, port: 0).get()
         let udp = try await DatagramBootstrap(group: group)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(FakeUDPHandler(server: self))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .bind(host: host, port: 0).get()
         let analyzer = try await ServerBootstrap(group: group)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -135,9 +164,9 @@ final class FakeWeheServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(FakeAnalyzerHandler(server: self))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .bind(host: host, port: analyzerPort).get()
         // A port nobody listens on: bind, note, close.
-        let closed = try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
+        let closed = try await ServerBootstrap(group: group).bind(host: host, port: 0).get()
         let closedPort = closed.localAddress?.port ?? 1
         try await closed.close().get()
         channels.withLock { $0 = [side, tcp, udp, analyzer] }
@@ -394,6 +423,77 @@ final class FakeAnalyzerHandler: ChannelInboundHandler {
                     testID: 1, areaTest: area, ks2RatioTest: 1, originalMeanMbps: original, controlMeanMbps: control,
                     ksStatistic: 0.2, ksPValue: server.behaviour.ksPValue
                 ).responseBody
+            }
+        case "getServers":
+            server.state.withLock { $0.getServersQueries += 1 }
+            guard let pair = server.behaviour.serverPair else {
+                return AnalyzerFailure(message: "No Y-topology found.").body
+            }
+            let items = pair.map { JSONValue.string($0) }
+            return JSONValue.object([
+                ("success", .bool(true)),
+                (
+                    "response",
+                    .object([("server-site-pairs", .array([])), ("server-ip-pairs", .array([.array(items)]))])
+                ),
+            ]).serialized()
+        case "localize":
+            server.state.withLock { $0.localizeRequests.append(parameters) }
+            return server.behaviour.localizeAnswer
+        case "localizeResult":
+            let notReady = server.state.withLock { state -> Bool in
+                state.localizeResultQueries.append(parameters)
+                return state.localizeResultQueries.count <= server.behaviour.localizationNotReady
+            }
+            if notReady { return AnalyzerFailure(message: "No result found").body }
+            switch server.behaviour.localization {
+            case .never: return AnalyzerFailure(message: "No result found").body
+            case .raw(let body): return body
+            case .ready(let mwuPValue, let correlationPValues):
+                let counts = (parameters["historyCounts"] ?? "").filter { $0.isNumber || $0 == "," }
+                    .split(separator: ",").map { JSONValue.number(Double($0) ?? -1, text: String($0)) }
+                var tests: [JSONValue] = []
+                var response: [(String, JSONValue)] = [
+                    ("userID", .string(parameters["userID"] ?? "")), ("historyCounts", .array(counts)),
+                    ("testID", .string("0")),
+                ]
+                if let mwuPValue {
+                    tests.append(.string("pairsum_vs_single_xput"))
+                    response.append(
+                        (
+                            "pairsum_vs_single_xput",
+                            .object([
+                                ("mwuVal", .number(4100, text: "4100.0")),
+                                ("mwuPVal", .number(mwuPValue, text: String(mwuPValue))),
+                                ("simReplaysAvgXput", .array([.number(1, text: "1.0"), .number(1.1, text: "1.1")])),
+                                ("simReplaySumAvgXput", .number(2.1, text: "2.1")),
+                                ("singleReplayAvgXput", .number(2, text: "2.0")),
+                            ])
+                        ))
+                }
+                if let correlationPValues {
+                    tests.append(.string("loss_correlation"))
+                    response.append(
+                        (
+                            "loss_correlation",
+                            .object([
+                                (
+                                    "intervalSizes",
+                                    .array(
+                                        correlationPValues.indices.map {
+                                            .number(0.1 * Double($0 + 1), text: String(0.1 * Double($0 + 1)))
+                                        })
+                                ),
+                                ("corrPValues", .array(correlationPValues.map { .number($0, text: String($0)) })),
+                                (
+                                    "simReplaysAvgLoss",
+                                    .array([.number(0.01, text: "0.01"), .number(0.02, text: "0.02")])
+                                ),
+                            ])
+                        ))
+                }
+                response.insert(("localization_tests", .array(tests)), at: 3)
+                return JSONValue.object([("success", .bool(true)), ("response", .object(response))]).serialized()
             }
         default:
             return AnalyzerFailure(message: "unknown command").body

@@ -21,20 +21,30 @@ struct ListResults: AsyncParsableCommand {
             let directory = DataDirectory.resolve(dataDirectory)
             let settings = try directory.loadSettings()
             let strings = Strings.select(language ?? settings.language)
-            let rows = try await History.with(directory) { store in
-                try await store.history(userID: settings.userID, beforeHistoryCount: nil, limit: max(1, limit))
+            let (rows, localizations) = try await History.with(directory) { store in
+                (
+                    try await store.history(userID: settings.userID, beforeHistoryCount: nil, limit: max(1, limit)),
+                    Array(try await store.localizations(userID: settings.userID).prefix(max(1, limit)))
+                )
             }
             if json {
                 let items = rows.map { row in
-                    "{\"id\":\(row.key.historyCount),\"date\":\"\(ResultsCommand.date(row.metadata.startedAt))\",\"replay\":\"\(row.metadata.replayName)\",\"verdict\":\"\(row.analysis?.verdict.rawValue ?? "")\",\"originalMeanMbps\":\(row.analysis?.originalMeanMbps ?? 0),\"controlMeanMbps\":\(row.analysis?.controlMeanMbps ?? 0)}"
+                    "{\"kind\":\"test\",\"id\":\(row.key.historyCount),\"date\":\"\(ResultsCommand.date(row.metadata.startedAt))\",\"replay\":\"\(row.metadata.replayName)\",\"verdict\":\"\(row.analysis?.verdict.rawValue ?? "")\",\"originalMeanMbps\":\(row.analysis?.originalMeanMbps ?? 0),\"controlMeanMbps\":\(row.analysis?.controlMeanMbps ?? 0)}"
                 }
-                print("[" + items.joined(separator: ",") + "]")
+                print("[" + (items + localizations.map(LocalizationRows.json)).joined(separator: ",") + "]")
                 return
             }
-            guard !rows.isEmpty else {
+            guard !rows.isEmpty || !localizations.isEmpty else {
                 print(strings.noResults)
                 return
             }
+            defer {
+                if !localizations.isEmpty {
+                    if !rows.isEmpty { print("") }
+                    print(LocalizationRows.table(localizations, strings: strings))
+                }
+            }
+            guard !rows.isEmpty else { return }
             let table = rows.map { row in
                 [
                     String(row.key.historyCount), ResultsCommand.date(row.metadata.startedAt), row.metadata.replayName,

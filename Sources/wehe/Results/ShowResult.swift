@@ -18,11 +18,16 @@ struct ShowResult: AsyncParsableCommand {
             let directory = DataDirectory.resolve(dataDirectory)
             let settings = try directory.loadSettings()
             let strings = Strings.select(language ?? settings.language)
-            let found = try await History.with(directory) { store in
-                try await store.test(TestKey(userID: settings.userID, historyCount: id))
+            let (found, localization) = try await History.with(directory) { store in
+                (
+                    try await store.test(TestKey(userID: settings.userID, historyCount: id)),
+                    try await store.localizations(userID: settings.userID).first { $0.historyCounts.contains(id) }
+                )
             }
             guard let record = found else {
-                throw CLIError(code: .missingInput, "no result with id \(id)")
+                guard let localization else { throw CLIError(code: .missingInput, "no result with id \(id)") }
+                for line in LocalizationRows.details(localization, strings: strings) { print(line) }
+                return
             }
             print("\(record.metadata.replayName)  #\(id)  \(ResultsCommand.date(record.metadata.startedAt))")
             if let summary = record.mainAnalysis?.summary {

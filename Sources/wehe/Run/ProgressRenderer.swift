@@ -65,6 +65,35 @@ final class ProgressRenderer: Sendable {
         }
     }
 
+    /// Shows the progress of a WeHeY localization (the simultaneous replays' bar follows server 1).
+    func handle(_ event: LocalizationEvent) {
+        switch event {
+        case .pairSelected(let servers, let networks, _):
+            emit(strings.localizationPair(servers.first ?? "?", servers.last ?? "?", networks))
+        case .replaysStarted(let role, let name):
+            state.withLock { $0 = State() }
+            emit(strings.simultaneousReplays(role == .original ? strings.original : strings.control, name))
+        case .replayProgress(let server, _, let progress):
+            if server == 0 { render(progress) }
+        case .replayFinished(let server, _, let outcome):
+            let line =
+                "    #\(server + 1) "
+                + strings.replayDone(Terminal.bytes(outcome.bytesReceived), outcome.duration.inSeconds)
+            if live { overwrite(line + "\n") } else { emit(line) }
+        case .serverVerdicts(let verdicts):
+            emit(strings.serverVerdicts(verdicts.map { strings.verdict($0.rawValue) }.joined(separator: " / ")))
+        case .localizationRequested:
+            emit(strings.localizing + "…")
+        case .waitingForResult, .finished:
+            break
+        }
+    }
+
+    /// One line of information among the progress lines.
+    func note(_ line: String) {
+        emit(line)
+    }
+
     private func render(_ progress: ReplayProgress) {
         let seconds = progress.elapsed.inSeconds
         let (mbps, due) = state.withLock { state -> (Double, Bool) in

@@ -29,8 +29,12 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("analyzer-port"), help: "Analyzer port (default 56566).")
     var analyzerPort: Int = 56566
 
+    @Flag(name: .long, help: "After a differentiation verdict, locate it with a WeHeY server pair (see `localize`).")
+    var localize = false
+
     @OptionGroup var replays: ReplayDirectoryOption
     @OptionGroup var options: ClientOptions
+    @OptionGroup(title: "Localization (with --localize)") var localization: LocalizationFlags
 
     func validate() throws {
         if tests.isEmpty && !all { throw ValidationError("name at least one test, or pass --all") }
@@ -48,32 +52,53 @@ struct RunCommand: AsyncParsableCommand {
             let ids =
                 all ? catalog.entries.filter { TestSelection.available($0, library, catalog) }.map(\.id) : tests
             let selected = try TestSelection.load(ids, from: library, catalog: catalog)
-            var configuration = ReplayClientConfiguration(
-                server: settings.server, userID: settings.userID,
-                trustedCertificatesPEM: try Self.readCertificate(cert ?? settings.certificate),
-                sideChannelPort: sideChannelPort, analyzerPort: analyzerPort,
-                verdictRules: try options.verdictRules(settings),
-                confirmation: settings.confirmation && !options.noConfirmation,
-                historyCounter: SettingsHistoryCounter(directory: directory, settings: settings))
+            var configuration = try Self.configuration(
+                settings: settings, directory: directory, cert: cert, sideChannelPort: sideChannelPort,
+                analyzerPort: analyzerPort, options: options)
+            let localizing = localize ? (options: try localization.options(), force: localization.force) : nil
             try await History.with(directory) { history in
                 configuration.store = history
-                try await Self.execute(selected, configuration: configuration, strings: strings, json: options.json)
+                try await Self.execute(
+                    selected, configuration: configuration, strings: strings, json: options.json,
+                    localization: localizing)
             }
         } catch let error as CLIError {
             throw error.exit()
         }
     }
 
-    /// Runs the tests one after the other with progress, then prints the table (or JSON lines).
+    /// The client configuration from the settings and the command's options.
+    static func configuration(
+        settings: WeheSettings,
+        directory: DataDirectory,
+        cert: String?,
+        sideChannelPort: Int,
+        analyzerPort: Int,
+        options: ClientOptions
+    ) throws -> ReplayClientConfiguration {
+        ReplayClientConfiguration(
+            server: settings.server, userID: settings.userID,
+            trustedCertificatesPEM: try readCertificate(cert ?? settings.certificate),
+            sideChannelPort: sideChannelPort, analyzerPort: analyzerPort,
+            verdictRules: try options.verdictRules(settings),
+            confirmation: settings.confirmation && !options.noConfirmation,
+            historyCounter: SettingsHistoryCounter(directory: directory, settings: settings))
+    }
+
+    /// Runs the tests one after the other with progress, then prints the table (or JSON lines). With
+    /// `localization`, each test with a differentiation verdict (every test when forced) is then localized; an
+    /// inconclusive localization makes the command exit 27 once every test ran.
     static func execute(
         _ tests: [ReplayClient.Test],
         configuration: ReplayClientConfiguration,
         strings: Strings,
-        json: Bool
+        json: Bool,
+        localization: (options: LocalizationOptions, force: Bool)? = nil
     ) async throws {
         let renderer = ProgressRenderer(strings: strings, json: json)
         let client = ReplayClient(configuration: configuration)
         var results: [TestResult] = []
+        var localized: [LocalizationResult] = []
         var failure: CLIError?
         for test in tests {
             do {
@@ -82,8 +107,19 @@ struct RunCommand: AsyncParsableCommand {
                 }
                 results.append(result)
                 if json { print(ResultOutput.json(result)) }
+                if let localization {
+                    if let located = try await LocalizationStep.run(
+                        test, after: result, configuration: configuration, options: localization.options,
+                        force: localization.force, strings: strings, json: json, renderer: renderer)
+                    {
+                        localized.append(located)
+                    }
+                }
             } catch let error as ReplayClientError {
                 failure = error.code == .cancelled ? CLIError(code: .interrupted, strings.interrupted) : CLIError(error)
+                break
+            } catch let error as CLIError {
+                failure = error
                 break
             }
         }
@@ -92,6 +128,13 @@ struct RunCommand: AsyncParsableCommand {
             print(ResultOutput.table(results, strings: strings, color: Terminal.stdoutIsTerminal))
         }
         if let failure { throw failure }
+        if let inconclusive = localized.first(where: { $0.verdict == .inconclusive }) {
+            throw CLIError(
+                code: .localizationInconclusive,
+                "\(inconclusive.test): "
+                    + strings.localizationLine(
+                        inconclusive.verdict.rawValue, reason: inconclusive.reason?.code.rawValue))
+        }
     }
 
     static func readCertificate(_ path: String?) throws -> String? {

@@ -36,6 +36,8 @@ struct CLIError: Error, CustomStringConvertible {
         case resultMismatch = 25
         /// The history or settings could not be written.
         case storeFailed = 26
+        /// A WeHeY localization ran but could not decide (the reason is printed).
+        case localizationInconclusive = 27
         /// Interrupted (Ctrl-C).
         case interrupted = 130
 
@@ -46,8 +48,8 @@ struct CLIError: Error, CustomStringConvertible {
             5 server unreachable; 6 TLS failure; 7 no port-map entry; 15 replay unknown on the server; \
             16 another test from this address is running; 17 server low on resources; 18 refused (other code); \
             19 protocol violation; 20 analyzer failed or no result; 21 server stopped answering; 22 replay failed; \
-            25 result for another user or test; 26 history or settings not writable; 64 usage error (a wrong option \
-            or argument); 130 interrupted (Ctrl-C).
+            25 result for another user or test; 26 history or settings not writable; 27 localization inconclusive; \
+            64 usage error (a wrong option or argument); 130 interrupted (Ctrl-C).
             """
         }
     }

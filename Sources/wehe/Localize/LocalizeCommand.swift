@@ -1,0 +1,64 @@
+import ArgumentParser
+import WeheClient
+import WeheCore
+import WeheWire
+
+/// `wehe localize <test>`: a normal test against the configured server, then — when it finds differentiation, or
+/// with `--force` — a WeHeY localization with the server pair that server names (protocol.md section 12).
+struct LocalizeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "localize",
+        abstract: "Run a test, then locate its differentiation: in your access network or further away (WeHeY).",
+        discussion: """
+            The test first runs against the configured server. If it shows differentiation (or with --force), that \
+            server names a pair of servers whose paths to you meet only in your access network; the original \
+            replay then runs to both at once, then the control, and the first server of the pair compares the \
+            simultaneous replays with the single one. Verdicts: "the throttling is in your access network", "no \
+            evidence that it is in your access network", or "inconclusive" with the reason (exit 27). \
+            \(CLIError.Code.table)
+            """)
+
+    @Argument(help: "The test id from the catalog (youtube, netflix …).")
+    var test: String
+
+    @Option(name: .long, help: "Server host name or address (default: settings, else 127.0.0.1).")
+    var server: String?
+
+    @Option(name: .long, help: "PEM certificate to trust (the Wehe CA, or your servers' CA).")
+    var cert: String?
+
+    @Option(name: .customLong("side-channel-port"), help: "Side-channel port of every server (default 55556).")
+    var sideChannelPort: Int = 55556
+
+    @Option(name: .customLong("analyzer-port"), help: "Analyzer port of every server (default 56566).")
+    var analyzerPort: Int = 56566
+
+    @OptionGroup var replays: ReplayDirectoryOption
+    @OptionGroup var options: ClientOptions
+    @OptionGroup(title: "Localization") var localization: LocalizationFlags
+
+    func run() async throws {
+        let directory = DataDirectory.resolve(options.dataDirectory)
+        do {
+            var settings = try directory.loadSettings()
+            let strings = Strings.select(options.language ?? settings.language)
+            try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
+            if let server { settings.server = server }
+            let library = ReplayLibrary(directory: try replays.resolved())
+            let catalog = try TestSelection.catalog(library)
+            let selected = try TestSelection.load([test], from: library, catalog: catalog)
+            var configuration = try RunCommand.configuration(
+                settings: settings, directory: directory, cert: cert, sideChannelPort: sideChannelPort,
+                analyzerPort: analyzerPort, options: options)
+            let localizing = (options: try localization.options(), force: localization.force)
+            try await History.with(directory) { history in
+                configuration.store = history
+                try await RunCommand.execute(
+                    selected, configuration: configuration, strings: strings, json: options.json,
+                    localization: localizing)
+            }
+        } catch let error as CLIError {
+            throw error.exit()
+        }
+    }
+}
