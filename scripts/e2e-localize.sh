@@ -10,9 +10,12 @@
 #   branch   throttler on branch a only (server 1's path)
 #            -> single test: differentiation; localization: anything but "access network" (the replay through
 #               branch b is not throttled, so the pair cannot both show differentiation)
-# Each case also checks the throttler's own counters, so a pass cannot come from a throttler that did nothing.
+# Each case also checks the throttler's own counters, so a pass cannot come from a throttler that did nothing, and
+# the shared case checks that the loss-correlation test ran on both servers' TCP_INFO loss timelines (it needs a
+# minimum RTT of about 11 ms for its 10 ms sampling: DELAY_MS=20 adds 20 ms towards the client).
 #
-# Settings: APP=deezer PATTERN=dzcdn RATE_KBIT=4000 LINK_KBIT=100000 BIN=.build/debug (built unless SKIP_BUILD=1)
+# Settings: APP=deezer PATTERN=dzcdn RATE_KBIT=4000 LINK_KBIT=100000 DELAY_MS=20 BIN=.build/debug (built unless
+#           SKIP_BUILD=1)
 #           REPLAYS=../shared/replays TB=yl KEEP=1 (keep logs)
 # Without root or the kernel features it prints why and exits 0 (skipped), or 1 when E2E_REQUIRED=1; a failed
 # case exits 1.
@@ -31,6 +34,7 @@ APP=${APP:-deezer}
 PATTERN=${PATTERN:-dzcdn}
 RATE_KBIT=${RATE_KBIT:-4000}
 LINK_KBIT=${LINK_KBIT:-100000}
+export DELAY_MS=${DELAY_MS:-20}
 BIN=${BIN:-$ROOT/.build/debug}
 REPLAYS=${REPLAYS:-$ROOT/../shared/replays}
 LOG_PREFIX=e2e-localize
@@ -81,6 +85,15 @@ vs single $(field "$result" singleMeanMbps)${reason:+, reason $reason}"
         fail_case "$1" "localization accused the access network with the throttler on one branch ($summary)"
     else
         log "PASS $1: localization $verdict ($summary)"
+    fi
+    if [ "$1" = shared ] && [ -n "$result" ] && [ "$DELAY_MS" -ge 11 ]; then
+        local pvalues
+        pvalues=$(field "$result" correlationPValues)
+        if [ -n "$pvalues" ] && [ "$pvalues" != "[]" ]; then
+            log "PASS $1: loss correlation ran on both servers' loss timelines (p-values $pvalues)"
+        else
+            fail_case "$1" "no loss-correlation p-values (reason: ${reason:-none}); the loss test did not run"
+        fi
     fi
     bytes=$(class_bytes "$place")
     if [ "${bytes:-0}" -gt 500000 ]; then

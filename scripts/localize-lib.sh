@@ -28,6 +28,9 @@ localize_prerequisites() {
     done
     # One CA for both servers: the client trusts it, and each server checks its peer's certificate with it.
     "$BIN/wehe-server" certs --out "$WORK/certs" --host "$SERVER1" --host "$SERVER2" >/dev/null
+    # One fleet secret for both servers: server 1 signs its getMeasurements requests to server 2 with it.
+    head -c 48 /dev/urandom | base64 >"$WORK/fleet.secret"
+    chmod 600 "$WORK/fleet.secret"
 }
 
 # Waits until namespace $1 listens on the TLS side channel and the HTTPS analyzer.
@@ -45,12 +48,13 @@ wait_server() {
 ybed() {
     local ns
     env TOPO=y PLACE="$1" SCOPE="$2" MODE="$3" PATTERN="$PATTERN" RATE_KBIT="$RATE_KBIT" LINK_KBIT="$LINK_KBIT" \
-        "$SCRIPTS/testbed.sh" up
+        DELAY_MS="${DELAY_MS:-0}" "$SCRIPTS/testbed.sh" up
     for ns in s t; do
         mkdir -p "$WORK/server-$ns"
         "$SCRIPTS/testbed.sh" exec "$ns" "$BIN/wehe-server" serve --replays "$REPLAYS" --data "$WORK/server-$ns" \
             --bind "::" --tls-cert "$WORK/certs/server.crt" --tls-key "$WORK/certs/server.key" \
             --peer-ca "$WORK/certs/ca.crt" --localization-pair "$SERVER1,$SERVER2,testbed access network" \
+            --fleet-secret-file "$WORK/fleet.secret" \
             --log-level warning >>"$WORK/server-$ns.log" 2>&1 &
     done
     wait_server s && wait_server t
