@@ -17,18 +17,7 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Run every test of the catalog whose traces are present.")
     var all = false
 
-    @Option(name: .long, help: "Server host name or address (default: settings, else 127.0.0.1).")
-    var server: String?
-
-    @Option(name: .long, help: "PEM certificate to trust (the Wehe CA, or your server's certificate).")
-    var cert: String?
-
-    @Option(name: .customLong("side-channel-port"), help: "Side-channel port (default 55556).")
-    var sideChannelPort: Int = 55556
-
-    @Option(name: .customLong("analyzer-port"), help: "Analyzer port (default 56566).")
-    var analyzerPort: Int = 56566
-
+    @OptionGroup var connection: ServerOptions
     @OptionGroup var replays: ReplayDirectoryOption
     @OptionGroup var options: ClientOptions
 
@@ -42,19 +31,12 @@ struct RunCommand: AsyncParsableCommand {
             var settings = try directory.loadSettings()
             let strings = Strings.select(options.language ?? settings.language)
             try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
-            if let server { settings.server = server }
             let library = ReplayLibrary(directory: try replays.resolved())
             let catalog = try TestSelection.catalog(library)
             let ids =
                 all ? catalog.entries.filter { TestSelection.available($0, library, catalog) }.map(\.id) : tests
             let selected = try TestSelection.load(ids, from: library, catalog: catalog)
-            var configuration = ReplayClientConfiguration(
-                server: settings.server, userID: settings.userID,
-                trustedCertificatesPEM: try Self.readCertificate(cert ?? settings.certificate),
-                sideChannelPort: sideChannelPort, analyzerPort: analyzerPort,
-                verdictRules: try options.verdictRules(settings),
-                confirmation: settings.confirmation && !options.noConfirmation,
-                historyCounter: SettingsHistoryCounter(directory: directory, settings: settings))
+            var configuration = try connection.setup(options).configuration(settings: settings, directory: directory)
             try await History.with(directory) { history in
                 configuration.store = history
                 try await Self.execute(selected, configuration: configuration, strings: strings, json: options.json)
