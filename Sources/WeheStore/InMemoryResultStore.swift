@@ -289,7 +289,8 @@ package actor InMemoryResultStore: ResultStore {
         try checkOpen()
         let selected = storedLocalizations.values.filter { run in
             let time = run.requestedAt.storeMicroseconds
-            return (from.map { time >= $0.storeMicroseconds } ?? true) && (to.map { time < $0.storeMicroseconds } ?? true)
+            return (from.map { time >= $0.storeMicroseconds } ?? true)
+                && (to.map { time < $0.storeMicroseconds } ?? true)
         }
         return Array(
             selected.sorted {

@@ -209,7 +209,9 @@ struct ServeCommand: AsyncParsableCommand {
             Self.printError("wehe-server: \(error)")
             throw ExitCode(2)
         }
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server)]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: server), .init(service: PortAnnouncer(server: server), successTerminationBehavior: .ignore),
+        ]
         if let listenPort = Self.port(dashboardPort, file.dashboardPort, default: -1), listenPort >= 0 {
             services.append(
                 .init(

@@ -13,7 +13,8 @@ struct ServerHealth: ServerHealthSource {
     func healthSnapshot() async -> ServerHealthSnapshot {
         let status = await server.status()
         let state: (String, HealthStatus) =
-            status.running ? (status.draining ? ("shutting down", .degraded) : ("serving", .ok)) : ("not running", .down)
+            status.running
+            ? (status.draining ? ("shutting down", .degraded) : ("serving", .ok)) : ("not running", .down)
         var items = [
             HealthItem(name: "Replay server", value: state.0, status: state.1),
             HealthItem(

@@ -142,6 +142,68 @@ struct DashboardCommandTests {
     }
 }
 
+extension DashboardCommandTests {
+    @Test("a test started on wehe dashboard's page runs against wehe-server and reaches both dashboards")
+    func liveRun() async throws {
+        let serverData = TestResources.temporaryDirectory("wehe-live-server")
+        let clientData = TestResources.temporaryDirectory("wehe-live-client")
+        let settings = """
+            {"server":"127.0.0.1","userID":"@livetest1","lastHistoryCount":0,"ruleSet":"android",\
+            "confirmation":false,"consentAccepted":true}
+            """
+        #expect(TestResources.write(settings, to: clientData + "/settings.json"))
+        let server = try RunningProcess(
+            "wehe-server",
+            [
+                "serve", "--replays", TestResources.fixtureReplays, "--data", serverData, "--bind", "127.0.0.1",
+                "--ephemeral-replay-ports", "--side-channel-port", "0", "--side-channel-plain-port", "off",
+                "--analyzer-port", "0", "--analyzer-plain-port", "off", "--dashboard-port", "0",
+                "--server-name", "live.test", "--log-level", "warning",
+            ])
+        defer { server.stop() }
+        let operatorBase = try await server.address(prefix: "wehe-server: operator dashboard ")
+        let listening = try await server.address(prefix: "wehe-server: listening ")
+        var ports: [String: String] = [:]
+        for field in listening.split(separator: " ") {
+            let parts = field.split(separator: "=")
+            if parts.count == 2 { ports[String(parts[0])] = String(parts[1]) }
+        }
+        let sideChannel = try #require(ports["side-channel-tls"])
+        let analyzer = try #require(ports["analyzer-tls"])
+
+        let client = try RunningProcess(
+            "wehe",
+            [
+                "dashboard", "--port", "0", "--data-dir", clientData, "--replays", TestResources.fixtureReplays,
+                "--server", "127.0.0.1", "--cert", serverData + "/certs/ca.crt", "--side-channel-port", sideChannel,
+                "--analyzer-port", analyzer,
+            ])
+        defer { client.stop() }
+        let base = try await client.address(prefix: "wehe dashboard: ")
+
+        let started = try await HTTP.post(base + "run", form: "test=tinyweb&lang=en")
+        #expect(started.status == 200)
+        let runID = try #require(started.url.split(separator: "/").last.map(String.init))
+        var state = ""
+        var body = ""
+        for _ in 0..<240 where state != "finished" && state != "failed" {
+            try await Task.sleep(for: .milliseconds(500))
+            body = try await HTTP.get(base + "api/runs/" + runID).body
+            let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+            state = object?["state"] as? String ?? ""
+        }
+        #expect(state == "finished", "run ended as \(state): \(body)")
+
+        let history = try await HTTP.get(base)
+        #expect(history.body.contains("/tests/%40livetest1/1") || history.body.contains("/tests/@livetest1/1"))
+        let page = try await HTTP.get(base + "tests/%40livetest1/1")
+        #expect(page.status == 200)
+        #expect(page.body.contains("<path"))
+        let operatorData = try await HTTP.get(operatorBase + "data.json")
+        #expect(operatorData.body.contains("\"totalTests\":1") || operatorData.body.contains("\"totalTests\" : 1"))
+    }
+}
+
 /// A built executable running in the background; its standard output is collected.
 final class RunningProcess: Sendable {
     private let process: Process
@@ -209,5 +271,17 @@ enum HTTP {
         let (data, response) = try await URLSession.shared.data(from: url)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         return (status, String(decoding: data, as: UTF8.self))
+    }
+
+    /// Posts a form; redirects are followed, `url` is where they ended.
+    static func post(_ address: String, form: String) async throws -> (status: Int, url: String, body: String) {
+        guard let url = URL(string: address) else { throw RunningProcessError(message: "bad URL \(address)") }
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(form.utf8)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as? HTTPURLResponse
+        return (http?.statusCode ?? 0, http?.url?.absoluteString ?? "", String(decoding: data, as: UTF8.self))
     }
 }

@@ -151,7 +151,9 @@ struct DailyCountsTests {
             let to = Self.midnight(Self.firstDay + 5)
             let grouped: [CountDimension] = [.provider, .verdict, .day]
             let inRange = records.filter { $0.metadata.startedAt >= from && $0.metadata.startedAt < to }
-            #expect(try await reopened.counts(CountQuery(groupBy: grouped, from: from, to: to)) == Self.expected(inRange, grouped))
+            #expect(
+                try await reopened.counts(CountQuery(groupBy: grouped, from: from, to: to))
+                    == Self.expected(inRange, grouped))
             // Later writes keep it exact.
             let extra = Fixtures.test(count: 99, at: 1_000, verdict: .differentiation, samples: 4)
             try await reopened.save(test: extra)

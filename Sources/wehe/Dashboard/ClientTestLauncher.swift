@@ -86,7 +86,8 @@ struct ClientTestLauncher: TestLauncher {
             progress(.phase(role == .original ? .original : .control))
             progress(.message(replayName))
         case .replayProgress(_, let role, let snapshot):
-            let seconds = Double(snapshot.elapsed.components.seconds)
+            let seconds =
+                Double(snapshot.elapsed.components.seconds)
                 + Double(snapshot.elapsed.components.attoseconds) / 1e18
             progress(.sample(role, seconds: seconds, mbps: snapshot.currentMbps))
             if snapshot.totalPackets > 0 {
