@@ -95,6 +95,24 @@ func runDashboardBenchmarks(
     print(
         "  operator page (matrix): median \(fixed(overview.median * 1_000, 1)) ms, min \(fixed(overview.min * 1_000, 1)) ms"
     )
+    // The matrix count alone: over whole UTC days (SQL stores read their daily summary) and over the same range
+    // moved by one second (they count the tests themselves), to show what the summary saves.
+    let lastDay = now.storeDay + 1
+    let wholeDays = CountQuery(
+        groupBy: [.provider, .replay, .verdict], from: Date(timeIntervalSince1970: Double(lastDay - 366) * 86_400),
+        to: Date(timeIntervalSince1970: Double(lastDay) * 86_400))
+    var shifted = wholeDays
+    shifted.from = wholeDays.from?.addingTimeInterval(1)
+    shifted.to = wholeDays.to?.addingTimeInterval(1)
+    for (label, query) in [("whole days (summary)", wholeDays), ("shifted by 1 s (tests table)", shifted)] {
+        var rows = 0
+        let timing = try await timeAsync(repetitions: repetitions) {
+            rows = try await crowdStore.counts(query).reduce(0) { $0 + $1.count }
+        }
+        print(
+            "  matrix count, \(label): median \(fixed(timing.median * 1_000, 1)) ms, min "
+                + "\(fixed(timing.min * 1_000, 1)) ms (\(rows) tests)")
+    }
     await crowdStore.close()
 }
 
