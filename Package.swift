@@ -146,11 +146,12 @@ let package = Package(
             name: "wehe",
             dependencies: [
                 "WeheCore", "WeheWire", "WeheAnalysis", "WeheReplay", "WeheClient", "WeheStore", "WeheStoreSQL",
-                "WeheTestbed", "WeheServer",
+                "WeheTestbed", "WeheServer", "WeheWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             resources: [.copy("DemoReplays")],
             swiftSettings: strict
@@ -158,12 +159,13 @@ let package = Package(
         .executableTarget(
             name: "wehe-server",
             dependencies: [
-                "WeheCore", "WeheStore", "WeheStoreSQL", "WeheServer",
+                "WeheCore", "WeheStore", "WeheStoreSQL", "WeheServer", "WeheWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: strict
         ),
@@ -273,6 +275,7 @@ let package = Package(
         ),
         .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),
         .testTarget(
-            name: "WeheCLITests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit"], swiftSettings: strict),
+            name: "WeheCLITests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit", "WeheStore", "WeheStoreSQL"],
+            swiftSettings: strict),
     ]
 )

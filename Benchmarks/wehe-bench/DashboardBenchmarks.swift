@@ -1,7 +1,35 @@
 import Foundation
+import Logging
 import WeheCore
 import WeheStore
+import WeheStoreSQL
 import WeheWeb
+
+/// `wehe-bench dashboard [history-tests] [crowd-tests] [--memory]`: SQLite stores in a temporary directory
+/// (removed afterwards) unless `--memory`.
+func runDashboardSuite(_ arguments: [String]) async {
+    let numbers = arguments.compactMap(Int.init)
+    let memory = arguments.contains("--memory")
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wehe-bench-\(UUID().uuidString)")
+        .path
+    do {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var logger = Logger(label: "wehe-bench.dashboard")
+        logger.logLevel = .warning
+        let quiet = logger
+        try await runDashboardBenchmarks(
+            historyTests: numbers.first ?? 10_000, crowdTests: numbers.dropFirst().first ?? 1_000_000
+        ) {
+            if memory { return InMemoryResultStore() }
+            let path = directory + "/dashboard-\(UUID().uuidString).sqlite"
+            return try await SQLResultStore.open(
+                configuration: SQLStoreConfiguration(backend: .sqlite(SQLiteOptions(path: path))), logger: quiet)
+        }
+    } catch {
+        print("dashboard benchmark failed: \(error)")
+    }
+}
 
 /// Dashboard render times (issue "The dashboard"): the history page over `historyTests` stored tests of one user
 /// and the operator page (whose provider × app matrix is the costly part) over `crowdTests` tests. Seeds the store
@@ -9,8 +37,8 @@ import WeheWeb
 /// prints median and minimum. Run in release:
 ///   swift run -c release wehe-bench dashboard [history-tests] [crowd-tests]
 ///
-/// `makeStore` creates the store to measure; the entry point below uses the in-memory store until the SQL store
-/// is merged, when it should pass an SQLite `SQLResultStore` (the figure that counts: SQL does the aggregation).
+/// `makeStore` creates the store to measure; `wehe-bench dashboard` passes an SQLite `SQLResultStore` (the figure
+/// that counts: SQL does the aggregation).
 func runDashboardBenchmarks(
     historyTests: Int = 10_000, crowdTests: Int = 1_000_000, repetitions: Int = 5,
     makeStore: @escaping @Sendable () async throws -> any ResultStore = { InMemoryResultStore() }
@@ -67,6 +95,24 @@ func runDashboardBenchmarks(
     print(
         "  operator page (matrix): median \(fixed(overview.median * 1_000, 1)) ms, min \(fixed(overview.min * 1_000, 1)) ms"
     )
+    // The matrix count alone: over whole UTC days (SQL stores read their daily summary) and over the same range
+    // moved by one second (they count the tests themselves), to show what the summary saves.
+    let lastDay = now.storeDay + 1
+    let wholeDays = CountQuery(
+        groupBy: [.provider, .replay, .verdict], from: Date(timeIntervalSince1970: Double(lastDay - 366) * 86_400),
+        to: Date(timeIntervalSince1970: Double(lastDay) * 86_400))
+    var shifted = wholeDays
+    shifted.from = wholeDays.from?.addingTimeInterval(1)
+    shifted.to = wholeDays.to?.addingTimeInterval(1)
+    for (label, query) in [("whole days (summary)", wholeDays), ("shifted by 1 s (tests table)", shifted)] {
+        var rows = 0
+        let timing = try await timeAsync(repetitions: repetitions) {
+            rows = try await crowdStore.counts(query).reduce(0) { $0 + $1.count }
+        }
+        print(
+            "  matrix count, \(label): median \(fixed(timing.median * 1_000, 1)) ms, min "
+                + "\(fixed(timing.min * 1_000, 1)) ms (\(rows) tests)")
+    }
     await crowdStore.close()
 }
 

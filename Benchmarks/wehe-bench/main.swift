@@ -19,6 +19,8 @@ case "store":
     await runStoreBenchmarks(postgresURL: getenv("WEHE_BENCH_POSTGRES_URL").map { String(cString: $0) })
 case "client":
     await runClientBenchmarks(replays: rest.first ?? "../shared/replays")
+case "dashboard":
+    await runDashboardSuite(rest)
 case "crowd":
     if let options = CrowdBenchmarkOptions.parse(rest) {
         await runCrowdBenchmark(options)
@@ -36,6 +38,9 @@ default:
           store              SQLite (and PostgreSQL via $WEHE_BENCH_POSTGRES_URL) inserts/s and 1M-test streaming
           client [dir]       send lateness on loopback (Youtube, Skype), wall time / (2 x trace duration),
                              client CPU and peak memory of a 50 MB port test
+          dashboard [history-tests] [crowd-tests] [--memory]
+                             render times of the history page over 10 000 tests of one user and of the operator
+                             page (provider x app matrix) over 1 000 000 tests, SQLite (SQL aggregates)
           crowd [records] [--parallelism P] [--batch B] [--python N | --no-python] [--check-sequential]
                              crowd-sourced analysis over synthetic test records (default 1 000 000), then
                              scripts/crowd_reference.py on the same records (default: as many) and the ratio

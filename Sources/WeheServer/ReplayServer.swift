@@ -35,6 +35,8 @@ package final class ReplayServer: Service, Sendable {
 
     private let configuration: ReplayServerConfiguration
     private let ready = ReadyGate()
+    /// The shared state of the running server and its ports; `nil` before it is ready and after it stopped.
+    private let live = Mutex<(context: ServerContext, ports: ListeningPorts)?>(nil)
 
     /// Creates a server; nothing is bound until `run()`.
     /// - Throws: `ReplayServerError` `.invalidConfiguration`.
@@ -46,6 +48,22 @@ package final class ReplayServer: Service, Sendable {
     /// - Throws: `ReplayServerError` when `run()` failed before the server was ready.
     package func listeningPorts() async throws -> ListeningPorts {
         try await ready.wait()
+    }
+
+    /// Sessions and connections now (zeros, `running == false`, when the server is not running).
+    package func status() async -> ReplayServerStatus {
+        let limits = configuration.limits
+        guard let entry = live.withLock({ $0 }) else {
+            return ReplayServerStatus(
+                running: false, draining: false, sessions: 0, maximumSessions: limits.maximumSessions, connections: 0,
+                maximumConnections: limits.maximumConnections, replays: 0, ports: nil)
+        }
+        let context = entry.context
+        return ReplayServerStatus(
+            running: true, draining: context.isDraining, sessions: await context.registry.count,
+            maximumSessions: limits.maximumSessions, connections: context.limiter.current,
+            maximumConnections: limits.maximumConnections, replays: context.catalogue.replays.count,
+            ports: entry.ports)
     }
 
     /// Runs the server until cancelled or shut down gracefully.
@@ -215,6 +233,7 @@ package final class ReplayServer: Service, Sendable {
                         var final = readyPorts
                         final.analyzerTLS = analyzer.tls
                         final.analyzerPlain = analyzer.plain
+                        self.live.withLock { $0 = (context, final) }
                         self.ready.open(final)
                     }
                     tasks.addTask {
@@ -230,7 +249,12 @@ package final class ReplayServer: Service, Sendable {
             }
         } catch is ShutdownComplete {
             logger.info("replay server stopped")
+        } catch {
+            live.withLock { $0 = nil }
+            shutdownContinuation.finish()
+            throw error
         }
+        live.withLock { $0 = nil }
         shutdownContinuation.finish()
     }
 

@@ -19,7 +19,7 @@ package actor InMemoryResultStore: ResultStore {
     package nonisolated let pageSize: Int
     private let policy: AnonymizationPolicy
     private var tests: [TestKey: StoredTestRow] = [:]
-    private var localizationRuns: [String: LocalizationRun] = [:]
+    private var storedLocalizations: [String: LocalizationRun] = [:]
     private var losses: [ReplayKey: ReplayLossRecord] = [:]
     private var events: [(id: Int64, event: SessionEvent)] = []
     private var nextID: Int64 = 1
@@ -122,7 +122,7 @@ package actor InMemoryResultStore: ResultStore {
         try checkOpen()
         var run = try localization.validated(database: databaseName)
         run.requestedAt = run.requestedAt.storeRounded
-        localizationRuns[Self.localizationKey(run.userID, run.historyCounts)] = run
+        storedLocalizations[Self.localizationKey(run.userID, run.historyCounts)] = run
     }
 
     /// See `ResultStore.save(loss:)`.
@@ -289,14 +289,29 @@ package actor InMemoryResultStore: ResultStore {
     /// See `ResultStore.localization(userID:historyCounts:)`.
     package func localization(userID: String, historyCounts: [Int]) throws(WeheStoreError) -> LocalizationRun? {
         try checkOpen()
-        return localizationRuns[Self.localizationKey(userID, historyCounts)]
+        return storedLocalizations[Self.localizationKey(userID, historyCounts)]
     }
 
     /// See `ResultStore.localizations(userID:)`.
     package func localizations(userID: String) throws(WeheStoreError) -> [LocalizationRun] {
         try checkOpen()
-        return localizationRuns.values.filter { $0.userID == userID }
+        return storedLocalizations.values.filter { $0.userID == userID }
             .sorted { ($0.requestedAt, $0.historyCounts.first ?? 0) > ($1.requestedAt, $1.historyCounts.first ?? 0) }
+    }
+
+    /// See `ResultStore.localizationRuns(from:to:limit:)`.
+    package func localizationRuns(from: Date?, to: Date?, limit: Int) throws(WeheStoreError) -> [LocalizationRun] {
+        try checkOpen()
+        let selected = storedLocalizations.values.filter { run in
+            let time = run.requestedAt.storeMicroseconds
+            return (from.map { time >= $0.storeMicroseconds } ?? true)
+                && (to.map { time < $0.storeMicroseconds } ?? true)
+        }
+        return Array(
+            selected.sorted {
+                ($0.requestedAt, $0.userID, $0.historyCounts.first ?? 0)
+                    > ($1.requestedAt, $1.userID, $1.historyCounts.first ?? 0)
+            }.prefix(max(0, limit)))
     }
 
     /// See `ResultStore.sessionEvents(_:)`.

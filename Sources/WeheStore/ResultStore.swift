@@ -57,6 +57,10 @@ package protocol ResultStore: Sendable {
     /// A user's localization runs, newest first.
     func localizations(userID: String) async throws(WeheStoreError) -> [LocalizationRun]
 
+    /// Localization runs of every user requested in `[from, to)` (either bound optional), newest first, at most
+    /// `limit` (for the operator dashboard).
+    func localizationRuns(from: Date?, to: Date?, limit: Int) async throws(WeheStoreError) -> [LocalizationRun]
+
     /// Session-log entries, newest first.
     func sessionEvents(_ query: SessionEventQuery) async throws(WeheStoreError) -> [SessionEvent]
 

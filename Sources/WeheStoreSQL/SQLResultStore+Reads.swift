@@ -277,7 +277,8 @@ extension SQLResultStore {
         }
     }
 
-    /// See `ResultStore.counts(_:)`. Grouping and counting run in the database, on the `wehe_tests_counts` index.
+    /// See `ResultStore.counts(_:)`. Grouping and counting run in the database: over whole UTC days (no bounds,
+    /// or bounds at UTC midnight) on the `wehe_daily_counts` summary, otherwise on the `wehe_tests_counts` index.
     package func counts(_ query: CountQuery) async throws(WeheStoreError) -> [CountRow] {
         var seen = Set<CountDimension>()
         let dimensions = query.groupBy.filter { seen.insert($0).inserted }
@@ -290,7 +291,17 @@ extension SQLResultStore {
             case .networkType: "t.network_type"
             }
         }
-        var conditions = Self.rangeConditions(from: query.from, to: query.to, after: nil)
+        let fromDay = Self.wholeDay(query.from)
+        let toDay = Self.wholeDay(query.to)
+        let summarised = (query.from == nil || fromDay != nil) && (query.to == nil || toDay != nil)
+        var conditions: SQLQueryString
+        if summarised {
+            conditions = ""
+            if let fromDay { conditions += " AND t.started_day >= \(bind: fromDay)" }
+            if let toDay { conditions += " AND t.started_day < \(bind: toDay)" }
+        } else {
+            conditions = Self.rangeConditions(from: query.from, to: query.to, after: nil)
+        }
         if let providers = query.providers {
             conditions += providers.isEmpty ? " AND 1 = 0" : " AND t.provider IN (\(binds: providers))"
         }
@@ -300,11 +311,22 @@ extension SQLResultStore {
         if let verdicts = query.verdicts {
             conditions += verdicts.isEmpty ? " AND 1 = 0" : " AND t.verdict IN (\(binds: verdicts.map(\.rawValue)))"
         }
-        let select = (columns + ["COUNT(*) AS n"]).joined(separator: ", ")
         let group = columns.isEmpty ? "" : " GROUP BY " + columns.joined(separator: ", ")
-        let sql: SQLQueryString = """
-            SELECT \(unsafeRaw: select) FROM wehe_tests t WHERE 1 = 1 \(conditions)\(unsafeRaw: group)
-            """
+        let sql: SQLQueryString
+        if summarised {
+            // Groups emptied by later writes keep a zero row; they are not reported. One total is always.
+            let select = (columns + ["CAST(COALESCE(SUM(t.tests), 0) AS BIGINT) AS n"]).joined(separator: ", ")
+            let having = columns.isEmpty ? "" : " HAVING SUM(t.tests) > 0"
+            sql = """
+                SELECT \(unsafeRaw: select) FROM wehe_daily_counts t WHERE 1 = 1 \(conditions)\(unsafeRaw: group)\
+                \(unsafeRaw: having)
+                """
+        } else {
+            let select = (columns + ["COUNT(*) AS n"]).joined(separator: ", ")
+            sql = """
+                SELECT \(unsafeRaw: select) FROM wehe_tests t WHERE 1 = 1 \(conditions)\(unsafeRaw: group)
+                """
+        }
         let rows = try await run {
             try await self.backend.withReader { database in
                 try await database.raw(sql).all().map { row in
@@ -321,6 +343,14 @@ extension SQLResultStore {
             }
         }
         return rows.sorted(by: CountRow.storeOrder)
+    }
+
+    /// The UTC day number of `date` when it is exactly a UTC midnight (at the store's resolution).
+    static func wholeDay(_ date: Date?) -> Int64? {
+        guard let micros = date?.storeMicroseconds else { return nil }
+        let perDay: Int64 = 86_400_000_000
+        guard micros % perDay == 0 else { return nil }
+        return micros / perDay
     }
 
     private func localizationRun(_ row: any SQLRow) throws -> LocalizationRun {
@@ -371,6 +401,24 @@ extension SQLResultStore {
                     ORDER BY requested_at DESC, history_count_1 DESC
                     """
                 ).all().map { try self.localizationRun($0) }
+            }
+        }
+    }
+
+    /// See `ResultStore.localizationRuns(from:to:limit:)`.
+    package func localizationRuns(from: Date?, to: Date?, limit: Int) async throws(WeheStoreError)
+        -> [LocalizationRun]
+    {
+        var conditions: SQLQueryString = ""
+        if let from { conditions += " AND requested_at >= \(bind: from.storeMicroseconds)" }
+        if let to { conditions += " AND requested_at < \(bind: to.storeMicroseconds)" }
+        let sql: SQLQueryString = """
+            SELECT * FROM wehe_localizations WHERE 1 = 1 \(conditions)
+            ORDER BY requested_at DESC, id DESC LIMIT \(bind: max(0, limit))
+            """
+        return try await run {
+            try await self.backend.withReader { database in
+                try await database.raw(sql).all().map { try self.localizationRun($0) }
             }
         }
     }

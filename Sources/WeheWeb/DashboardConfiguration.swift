@@ -38,8 +38,9 @@ package struct DashboardConfiguration: Sendable {
     package var operatorDefaultDays: Int
     /// Longest date range the operator page accepts, in days.
     package var maximumRangeDays: Int
-    /// Host headers accepted by the person pages (`127.0.0.1:8080`, `localhost:8080`); `nil` accepts any.
-    /// Guards a local dashboard against DNS rebinding.
+    /// Host headers accepted by the person pages (`127.0.0.1:8080`, `localhost:8080`; an entry without a port,
+    /// `127.0.0.1`, accepts that host on any port); `nil` accepts any. Guards a local dashboard against DNS
+    /// rebinding.
     package var allowedHosts: Set<String>?
     /// Settings of the crowd-sourced analysis behind the findings page.
     package var crowd: CrowdConfiguration

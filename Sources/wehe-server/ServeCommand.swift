@@ -1,11 +1,13 @@
 import ArgumentParser
 import Foundation
+import Hummingbird
 import Logging
 import Metrics
 import Prometheus
 import ServiceLifecycle
 import WeheServer
 import WeheStore
+import WeheWeb
 
 #if canImport(Glibc)
     import Glibc
@@ -49,6 +51,17 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Move every replay listener by this many ports.")
     var portOffset: Int?
+
+    @Flag(
+        name: .long,
+        help: "Bind every replay listener to any free port (the port map advertises them; tests, private servers).")
+    var ephemeralReplayPorts = false
+
+    @Option(name: .long, help: "Serve the operator dashboard (/operator) on this port (0 = any free port; off).")
+    var dashboardPort: PortSetting?
+
+    @Option(name: .long, help: "Address the operator dashboard binds to (default: 127.0.0.1).")
+    var dashboardBind: String?
 
     @Option(name: .long, help: "TLS side-channel port (0 = any free port, off = none).")
     var sideChannelPort: PortSetting?
@@ -159,7 +172,9 @@ struct ServeCommand: AsyncParsableCommand {
             replayDirectory: replayDirectory, store: resultStore, logger: logger)
         configuration.dataDirectory = dataDirectory
         configuration.bindAddress = bind ?? file.bind ?? "0.0.0.0"
-        configuration.replayPorts = .recorded(offset: portOffset ?? file.portOffset ?? 0)
+        configuration.replayPorts =
+            ephemeralReplayPorts || file.ephemeralReplayPorts == true
+            ? .ephemeral : .recorded(offset: portOffset ?? file.portOffset ?? 0)
         configuration.sideChannelTLSPort = Self.port(sideChannelPort, file.sideChannelPort, default: 55556)
         configuration.sideChannelPlainPort = Self.port(sideChannelPlainPort, file.sideChannelPlainPort, default: 55555)
         configuration.analyzerTLSPort = Self.port(analyzerPort, file.analyzerPort, default: 56566)
@@ -229,9 +244,19 @@ struct ServeCommand: AsyncParsableCommand {
             Self.printError("wehe-server: \(error)")
             throw ExitCode(2)
         }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: server), .init(service: PortAnnouncer(server: server), successTerminationBehavior: .ignore),
+        ]
+        if let listenPort = Self.port(dashboardPort, file.dashboardPort, default: -1), listenPort >= 0 {
+            services.append(
+                .init(
+                    service: try Self.operatorDashboard(
+                        store: resultStore, server: server, bind: dashboardBind ?? file.dashboardBind ?? "127.0.0.1",
+                        port: listenPort, logger: logger)))
+        }
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: server)],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
@@ -245,6 +270,40 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         await resultStore.close()
+    }
+
+    /// The operator dashboard over the server's store, with the server's health and the WeHeY runs; prints its
+    /// address (with the chosen port when `port` is 0) on standard output once listening.
+    static func operatorDashboard(
+        store: any ResultStore, server: ReplayServer, bind: String, port: Int, logger: Logger
+    ) throws -> some Service {
+        let dashboard: Dashboard
+        do {
+            dashboard = try Dashboard(
+                configuration: DashboardConfiguration(
+                    store: store, health: ServerHealth(server: server, startedAt: Date()),
+                    localizations: StoreLocalizationListing(store: store), logger: logger))
+        } catch {
+            printError("wehe-server: \(error)")
+            throw ExitCode(2)
+        }
+        let router = Router()
+        dashboard.addOperatorRoutes(to: router)
+        let path = dashboard.configuration.operatorPath
+        var dashboardLogger = logger
+        dashboardLogger[metadataKey: "wehe.channel"] = "dashboard"
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(bind, port: port), serverName: "wehe-server-dashboard"),
+            onServerRunning: { channel in
+                let chosen = channel.localAddress?.port ?? port
+                let host = bind.contains(":") ? "[\(bind)]" : bind
+                // Unbuffered, so that a script reading a redirected stdout sees the address at once.
+                FileHandle.standardOutput.write(
+                    Data("wehe-server: operator dashboard http://\(host):\(chosen)\(path)/\n".utf8))
+            },
+            logger: dashboardLogger)
     }
 
     /// Every connection is a file descriptor: lift the soft limit to the hard one (the connection cap is the
@@ -305,6 +364,9 @@ struct FileSettings: Decodable {
     var replays: String?
     var bind: String?
     var portOffset: Int?
+    var ephemeralReplayPorts: Bool?
+    var dashboardPort: Int?
+    var dashboardBind: String?
     var sideChannelPort: Int?
     var sideChannelPlainPort: Int?
     var analyzerPort: Int?

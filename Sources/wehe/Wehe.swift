@@ -10,9 +10,8 @@ struct Wehe: AsyncParsableCommand {
         abstract: "Detect whether your network treats some apps' traffic differently (Wehe for Swift).",
         discussion: CLIError.Code.table,
         subcommands: [
-            RunCommand.self, LocalizeCommand.self, DemoCommand.self, ResultsCommand.self, SettingsCommand.self,
-            ReplaysCommand.self,
-            AnalyzeCommand.self, TestbedCommand.self,
+            RunCommand.self, LocalizeCommand.self, DemoCommand.self, ResultsCommand.self, DashboardCommand.self,
+            SettingsCommand.self, ReplaysCommand.self, AnalyzeCommand.self, TestbedCommand.self,
         ]
     )
 

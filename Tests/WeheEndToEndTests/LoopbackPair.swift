@@ -40,7 +40,11 @@ struct LoopbackPair: Sendable {
         let certificates = try CertificateFactory.issue(into: scratch + "/certs", hostNames: servers + fronts)
         let caPEM = try String(contentsOfFile: certificates.caCertificate, encoding: .utf8)
         let visible = test == nil ? servers : fronts
-        let pair = (pairAddresses ?? visible) + ["loopback test network"]
+        let addresses = pairAddresses ?? visible
+        let pair = LocalizationPair(
+            prefix: nil, first: addresses[0], second: addresses[1], label: "loopback test network")
+        // Both servers hold one fleet secret, so server 1 may fetch server 2's measurements.
+        let fleet = try FleetAuthenticator(secret: Array("loopback pair fleet secret, 32+ bytes long".utf8))
         var lastError: (any Error)?
         for _ in 0..<6 {
             let side = Int.random(in: 20_000...40_000)
@@ -67,6 +71,7 @@ struct LoopbackPair: Sendable {
                 configuration.localizationServerPairs = [pair]
                 configuration.peerCACertificatePath = certificates.caCertificate
                 configuration.peerAnalyzerPort = analyzer
+                configuration.fleetAuthenticator = fleet
                 servicesList.append(try ReplayServer(configuration: configuration))
                 stores.append(store)
             }

@@ -257,6 +257,12 @@ struct PersonRouteTests {
             let page = try await client.execute(uri: "/", method: .get)
             #expect(page.status == .ok)
         }
+        // An entry without a port accepts that host on any port (the port of `wehe dashboard --port 0` is only
+        // known once bound).
+        #expect(Dashboard.hostName("localhost:51234") == "localhost")
+        #expect(Dashboard.hostName("127.0.0.1") == "127.0.0.1")
+        #expect(Dashboard.hostName("[::1]:8080") == "[::1]")
+        #expect(Dashboard.hostName("attacker.example:80") == "attacker.example")
     }
 
     @Test("an unavailable database gives a 503 page or JSON error")

@@ -154,10 +154,19 @@ extension Dashboard {
     /// Refuses person-page requests whose Host header is not an allowed one (DNS-rebinding guard).
     func checkHost(_ request: Request, operatorPage: Bool) throws(WeheWebError) {
         guard !operatorPage, let allowed = configuration.allowedHosts else { return }
-        let host = request.head.authority ?? HTTPField.Name("host").flatMap { request.headers[$0] } ?? ""
-        guard allowed.contains(host.lowercased()) else {
+        let host = (request.head.authority ?? HTTPField.Name("host").flatMap { request.headers[$0] } ?? "").lowercased()
+        guard allowed.contains(host) || allowed.contains(Self.hostName(host)) else {
             throw WeheWebError(.forbidden, "This dashboard only answers requests addressed to its own local address.")
         }
+    }
+
+    /// The host of a Host header without its port (`127.0.0.1:8080` → `127.0.0.1`, `[::1]:80` → `[::1]`).
+    static func hostName(_ authority: String) -> String {
+        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
+            return String(authority[...end])
+        }
+        let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 2 ? String(parts[0]) : authority
     }
 
     /// A static file from the resources, or 404.

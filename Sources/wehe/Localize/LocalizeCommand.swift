@@ -21,17 +21,7 @@ struct LocalizeCommand: AsyncParsableCommand {
     @Argument(help: "The test id from the catalog (youtube, netflix …).")
     var test: String
 
-    @Option(name: .long, help: "Server host name or address (default: settings, else 127.0.0.1).")
-    var server: String?
-
-    @Option(name: .long, help: "PEM certificate to trust (the Wehe CA, or your servers' CA).")
-    var cert: String?
-
-    @Option(name: .customLong("side-channel-port"), help: "Side-channel port of every server (default 55556).")
-    var sideChannelPort: Int = 55556
-
-    @Option(name: .customLong("analyzer-port"), help: "Analyzer port of every server (default 56566).")
-    var analyzerPort: Int = 56566
+    @OptionGroup var connection: ServerOptions
 
     @OptionGroup var replays: ReplayDirectoryOption
     @OptionGroup var options: ClientOptions
@@ -43,13 +33,10 @@ struct LocalizeCommand: AsyncParsableCommand {
             var settings = try directory.loadSettings()
             let strings = Strings.select(options.language ?? settings.language)
             try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
-            if let server { settings.server = server }
             let library = ReplayLibrary(directory: try replays.resolved())
             let catalog = try TestSelection.catalog(library)
             let selected = try TestSelection.load([test], from: library, catalog: catalog)
-            var configuration = try RunCommand.configuration(
-                settings: settings, directory: directory, cert: cert, sideChannelPort: sideChannelPort,
-                analyzerPort: analyzerPort, options: options)
+            var configuration = try connection.setup(options).configuration(settings: settings, directory: directory)
             let localizing = (options: try localization.options(), force: localization.force)
             try await History.with(directory) { history in
                 configuration.store = history

@@ -17,17 +17,7 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Run every test of the catalog whose traces are present.")
     var all = false
 
-    @Option(name: .long, help: "Server host name or address (default: settings, else 127.0.0.1).")
-    var server: String?
-
-    @Option(name: .long, help: "PEM certificate to trust (the Wehe CA, or your server's certificate).")
-    var cert: String?
-
-    @Option(name: .customLong("side-channel-port"), help: "Side-channel port (default 55556).")
-    var sideChannelPort: Int = 55556
-
-    @Option(name: .customLong("analyzer-port"), help: "Analyzer port (default 56566).")
-    var analyzerPort: Int = 56566
+    @OptionGroup var connection: ServerOptions
 
     @Flag(name: .long, help: "After a differentiation verdict, locate it with a WeHeY server pair (see `localize`).")
     var localize = false
@@ -46,15 +36,12 @@ struct RunCommand: AsyncParsableCommand {
             var settings = try directory.loadSettings()
             let strings = Strings.select(options.language ?? settings.language)
             try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
-            if let server { settings.server = server }
             let library = ReplayLibrary(directory: try replays.resolved())
             let catalog = try TestSelection.catalog(library)
             let ids =
                 all ? catalog.entries.filter { TestSelection.available($0, library, catalog) }.map(\.id) : tests
             let selected = try TestSelection.load(ids, from: library, catalog: catalog)
-            var configuration = try Self.configuration(
-                settings: settings, directory: directory, cert: cert, sideChannelPort: sideChannelPort,
-                analyzerPort: analyzerPort, options: options)
+            var configuration = try connection.setup(options).configuration(settings: settings, directory: directory)
             let localizing = localize ? (options: try localization.options(), force: localization.force) : nil
             try await History.with(directory) { history in
                 configuration.store = history
@@ -65,24 +52,6 @@ struct RunCommand: AsyncParsableCommand {
         } catch let error as CLIError {
             throw error.exit()
         }
-    }
-
-    /// The client configuration from the settings and the command's options.
-    static func configuration(
-        settings: WeheSettings,
-        directory: DataDirectory,
-        cert: String?,
-        sideChannelPort: Int,
-        analyzerPort: Int,
-        options: ClientOptions
-    ) throws -> ReplayClientConfiguration {
-        ReplayClientConfiguration(
-            server: settings.server, userID: settings.userID,
-            trustedCertificatesPEM: try readCertificate(cert ?? settings.certificate),
-            sideChannelPort: sideChannelPort, analyzerPort: analyzerPort,
-            verdictRules: try options.verdictRules(settings),
-            confirmation: settings.confirmation && !options.noConfirmation,
-            historyCounter: SettingsHistoryCounter(directory: directory, settings: settings))
     }
 
     /// Runs the tests one after the other with progress, then prints the table (or JSON lines). With

@@ -77,6 +77,10 @@ actor FlakyStore: ResultStore {
         try await inner.localizations(userID: userID)
     }
 
+    func localizationRuns(from: Date?, to: Date?, limit: Int) async throws(WeheStoreError) -> [LocalizationRun] {
+        try await inner.localizationRuns(from: from, to: to, limit: limit)
+    }
+
     func sessionEvents(_ query: SessionEventQuery) async throws(WeheStoreError) -> [SessionEvent] {
         try await inner.sessionEvents(query)
     }

@@ -1,0 +1,111 @@
+import Foundation
+import WeheClient
+import WeheCore
+import WeheStore
+import WeheWeb
+import WeheWire
+
+/// Runs the tests started from `wehe dashboard`'s "new test" page: the same `ReplayClient` run as `wehe run`
+/// (server, certificate, thresholds and history counts from the settings and the command's options, built by
+/// `ClientSetup`), storing the result in the history the dashboard shows.
+struct ClientTestLauncher: TestLauncher {
+    /// The data directory (settings file).
+    let directory: DataDirectory
+    /// The settings read at start, used while no settings file exists (so the user id stays the one shown).
+    let initialSettings: WeheSettings
+    /// Options over settings.
+    let setup: ClientSetup
+    /// The replay directory, when one was found.
+    let replayDirectory: String?
+    /// The history the results are stored in.
+    let store: any ResultStore
+    /// Messages in the person's language.
+    let strings: Strings
+
+    /// The catalog tests whose traces are present.
+    func availableTests() async throws -> [LaunchableTest] {
+        let library = try self.library()
+        let catalog = try TestSelection.catalog(library)
+        return catalog.entries.filter { TestSelection.available($0, library, catalog) }.map { entry in
+            LaunchableTest(
+                id: entry.id, name: entry.name,
+                category: entry.category.rawValue.lowercased().replacingOccurrences(of: "_", with: " "),
+                durationSeconds: entry.durationSeconds)
+        }
+    }
+
+    /// Runs one test to its end and returns the key it was stored under.
+    /// - Throws: `CLIError` (consent not given, no replays, unknown test, settings unreadable) or the client's
+    ///   error as a `CLIError` (unreachable server, refused, replay failed, cancelled).
+    func runTest(id: String, progress: @escaping @Sendable (TestProgressEvent) -> Void) async throws -> TestKey {
+        let settings = try currentSettings()
+        guard settings.consentAccepted else {
+            throw CLIError(code: .consentRequired, strings.consentRequired)
+        }
+        let library = try self.library()
+        let catalog = try TestSelection.catalog(library)
+        guard let test = try TestSelection.load([id], from: library, catalog: catalog).first else {
+            throw CLIError(code: .invalidInput, "no test \(id)")
+        }
+        var configuration = try setup.configuration(settings: settings, directory: directory)
+        configuration.store = store
+        let client = ReplayClient(configuration: configuration)
+        progress(.phase(.connecting))
+        progress(.message("\(configuration.server):\(configuration.sideChannelPort)"))
+        let result: TestResult
+        do {
+            result = try await client.run(test) { event in Self.report(event, to: progress) }
+        } catch {
+            if error.code == .cancelled { throw CancellationError() }
+            throw CLIError(error)
+        }
+        return TestKey(userID: result.userID, historyCount: result.historyCount)
+    }
+
+    /// The settings file's content, or the settings read at start when there is no file yet.
+    private func currentSettings() throws -> WeheSettings {
+        FileManager.default.fileExists(atPath: directory.settingsPath) ? try directory.loadSettings() : initialSettings
+    }
+
+    private func library() throws -> ReplayLibrary {
+        guard let replayDirectory else {
+            throw CLIError(
+                code: .missingInput, "no replay directory was found; restart `wehe dashboard` with --replays <dir>")
+        }
+        return ReplayLibrary(directory: replayDirectory)
+    }
+
+    /// Translates client events into the dashboard's progress events.
+    static func report(_ event: ReplayClientEvent, to progress: (TestProgressEvent) -> Void) {
+        switch event {
+        case .testStarted(_, let historyCount, let isConfirmation):
+            progress(.phase(.connecting))
+            progress(.message(isConfirmation ? "confirmation run \(historyCount)" : "test \(historyCount)"))
+            progress(.fraction(isConfirmation ? 0.5 : 0.02))
+        case .replayStarted(_, let role, let replayName, _):
+            progress(.phase(role == .original ? .original : .control))
+            progress(.message(replayName))
+        case .replayProgress(_, let role, let snapshot):
+            let seconds =
+                Double(snapshot.elapsed.components.seconds)
+                + Double(snapshot.elapsed.components.attoseconds) / 1e18
+            progress(.sample(role, seconds: seconds, mbps: snapshot.currentMbps))
+            if snapshot.totalPackets > 0 {
+                let done = min(1, Double(snapshot.packetsSent) / Double(snapshot.totalPackets))
+                progress(.fraction(0.05 + 0.4 * (Double(role.rawValue) + done)))
+            }
+        case .replayFinished(_, let role, _):
+            progress(.fraction(0.05 + 0.4 * Double(role.rawValue + 1)))
+        case .portBlocked(_, let port):
+            progress(.message("port \(port) could not be reached"))
+        case .analysisRequested:
+            progress(.phase(.analysing))
+            progress(.fraction(0.9))
+        case .confirmationScheduled(_, let firstVerdict):
+            progress(.message("first result \(firstVerdict.rawValue); running a confirmation"))
+        case .testFinished:
+            progress(.phase(.saving))
+            progress(.fraction(1))
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import WeheWeb
+import WeheWire
+
+/// `wehe dashboard [--port N]`: the person's result history in the browser, on 127.0.0.1 only, with a page that
+/// starts new tests (run exactly as `wehe run` runs them) and shows their progress live.
+struct DashboardCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dashboard",
+        abstract: "Show your results in the browser (127.0.0.1 only) and start new tests from there.",
+        discussion: """
+            Serves the history that `wehe results` reads, until Ctrl-C. --port 0 picks a free port; the address is \
+            printed on standard output. Tests started from the browser need the consent (give it with \
+            `wehe run --accept-consent ...` or pass --accept-consent here) and use the server options below over \
+            the settings.
+            """)
+
+    @Option(name: .long, help: "Port on 127.0.0.1 (0: any free port; the address is printed).")
+    var port: Int = 8765
+
+    @OptionGroup var connection: ServerOptions
+    @OptionGroup var replays: ReplayDirectoryOption
+    @OptionGroup var options: ClientOptions
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+    }
+
+    func run() async throws {
+        do {
+            try await serve()
+        } catch let error as CLIError {
+            throw error.exit()
+        }
+    }
+
+    private func serve() async throws {
+        let directory = DataDirectory.resolve(options.dataDirectory)
+        var settings = try directory.loadSettings()
+        let strings = Strings.select(options.language ?? settings.language)
+        if options.acceptConsent {
+            try Consent.ensure(&settings, accept: true, strings: strings, directory: directory)
+        }
+        let replayDirectory = try? replays.resolved()
+        let catalog = replayDirectory.flatMap { try? ReplayLibrary(directory: $0).catalog() }
+        let logger = Logger(label: "wehe.dashboard")
+        let history = try await History.open(directory)
+        let launcher = ClientTestLauncher(
+            directory: directory, initialSettings: settings, setup: connection.setup(options),
+            replayDirectory: replayDirectory, store: history, strings: strings)
+        do {
+            let dashboard = try Dashboard(
+                configuration: DashboardConfiguration(
+                    store: history, userID: settings.userID, launcher: launcher, catalog: catalog,
+                    timeZone: .current, defaultLanguage: strings.language == .fr ? .french : .english,
+                    allowedHosts: ["127.0.0.1", "localhost"], logger: logger))
+            let router = Router()
+            dashboard.addPersonRoutes(to: router)
+            let requested = port
+            let app = Application(
+                router: router,
+                configuration: ApplicationConfiguration(
+                    address: .hostname("127.0.0.1", port: requested), serverName: "wehe-dashboard"),
+                services: [dashboard.runner],
+                onServerRunning: { channel in
+                    let chosen = channel.localAddress?.port ?? requested
+                    // Unbuffered, so that a script reading a redirected stdout sees the address at once.
+                    FileHandle.standardOutput.write(Data("wehe dashboard: http://127.0.0.1:\(chosen)/\n".utf8))
+                },
+                logger: logger)
+            try await app.runService()
+        } catch {
+            await history.close()
+            if let error = error as? CLIError { throw error }
+            throw CLIError(code: .invalidInput, "the dashboard stopped: \(error)")
+        }
+        await history.close()
+    }
+}
