@@ -133,13 +133,13 @@ struct DailyCountsTests {
             let store = try await SQLiteFailureTests.open(path)
             try await store.save(tests: records)
             await store.close()
-            // Back to the version-1 schema, with the tests still in it.
+            // Back to the version-2 schema (before the summary), with the tests still in it.
             try await SQLiteFailureTests.raw(
                 path,
                 [
                     "DROP TRIGGER wehe_daily_counts_insert", "DROP TRIGGER wehe_daily_counts_update",
                     "DROP TRIGGER wehe_daily_counts_delete", "DROP TABLE wehe_daily_counts",
-                    "DROP INDEX wehe_localizations_requested", "DELETE FROM wehe_schema_migrations WHERE version > 1",
+                    "DROP INDEX wehe_localizations_requested", "DELETE FROM wehe_schema_migrations WHERE version > 2",
                 ])
             let verifying = await #expect(throws: WeheStoreError.self) {
                 _ = try await SQLiteFailureTests.open(path, schemaMode: .verify)

@@ -78,15 +78,17 @@ struct LossTimelineStoreTests {
     /// test survived and that timelines can be stored.
     static func checkMigration(
         open: (SQLStoreConfiguration.SchemaMode) async throws -> SQLResultStore,
+        dropLaterVersions: [String],
         downgrade: ([String]) async throws -> Void
     ) async throws {
         let record = Fixtures.test(count: 1, at: 0, verdict: .differentiation)
         let first = try await open(.migrate)
         try await first.save(test: record)
         await first.close()
-        try await downgrade([
-            "DROP TABLE wehe_replay_losses", "DELETE FROM wehe_schema_migrations WHERE version > 1",
-        ])
+        try await downgrade(
+            dropLaterVersions + [
+                "DROP TABLE wehe_replay_losses", "DELETE FROM wehe_schema_migrations WHERE version > 1",
+            ])
         let verifyError = await #expect(throws: WeheStoreError.self) { _ = try await open(.verify) }
         #expect(verifyError?.code == .migrationFailed)
         let migrated = try await open(.migrate)
@@ -105,6 +107,11 @@ struct LossTimelineStoreTests {
             let path = directory + "/results.sqlite"
             try await Self.checkMigration(
                 open: { mode in try await SQLiteFailureTests.open(path, schemaMode: mode) },
+                dropLaterVersions: [
+                    "DROP TRIGGER wehe_daily_counts_insert", "DROP TRIGGER wehe_daily_counts_update",
+                    "DROP TRIGGER wehe_daily_counts_delete", "DROP TABLE wehe_daily_counts",
+                    "DROP INDEX wehe_localizations_requested",
+                ],
                 downgrade: { statements in try await SQLiteFailureTests.raw(path, statements) })
         }
     }
@@ -121,6 +128,10 @@ struct LossTimelineStoreTests {
                             backend: .postgres(PostgresOptions(url: url, maximumConnections: 2)), schemaMode: mode),
                         logger: quietLogger)
                 },
+                dropLaterVersions: [
+                    "DROP TRIGGER wehe_daily_counts_change ON wehe_tests", "DROP FUNCTION wehe_daily_counts_change()",
+                    "DROP TABLE wehe_daily_counts", "DROP INDEX wehe_localizations_requested",
+                ],
                 downgrade: { statements in
                     for statement in statements { try await StoreHarness.adminSQL(url, statement) }
                 })
