@@ -73,7 +73,8 @@ struct RawConnection {
         host: String = "127.0.0.1",
         from source: String? = nil,
         tls: NIOSSLContext? = nil,
-        receiveBuffer: Int? = nil
+        receiveBuffer: Int? = nil,
+        deadline: TimeAmount = .seconds(60)
     ) async throws -> RawConnection {
         var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -91,6 +92,11 @@ struct RawConnection {
                 return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             }
         }
+        // A test client never waits forever: whatever it is waiting for, the connection closes at the deadline, so
+        // a server that stops answering fails the test (reads end) instead of hanging the whole test run.
+        let nioChannel = channel.channel
+        let timer = nioChannel.eventLoop.scheduleTask(in: deadline) { nioChannel.close(promise: nil) }
+        nioChannel.closeFuture.whenComplete { _ in timer.cancel() }
         return RawConnection(channel: channel)
     }
 }
