@@ -11,21 +11,9 @@ log() { echo "${LOG_PREFIX:-localize}: $*" >&2; }
 
 # Skips (exit 0) or fails (exit 1 with E2E_REQUIRED=1) when the kernel testbed cannot run; builds the binaries.
 localize_prerequisites() {
-    local reason binary
-    if ! reason=$("$SCRIPTS/testbed.sh" check 2>&1); then
-        echo "$reason" | sed "s/^/${LOG_PREFIX:-localize}:   /" >&2
-        if [ "${E2E_REQUIRED:-}" = 1 ]; then log "FAILED: the kernel testbed cannot run here (E2E_REQUIRED=1)"; exit 1; fi
-        log "SKIPPED: the kernel testbed cannot run here"
-        exit 0
-    fi
-    [ -r "$REPLAYS/apps_list.json" ] || { log "FAILED: no replay traces in $REPLAYS"; exit 1; }
-    if [ "${SKIP_BUILD:-}" != 1 ]; then
-        log "building wehe and wehe-server"
-        (cd "$ROOT" && swift build --product wehe >&2 && swift build --product wehe-server >&2)
-    fi
-    for binary in wehe wehe-server; do
-        [ -x "$BIN/$binary" ] || { log "FAILED: $BIN/$binary is missing (build it, or set BIN)"; exit 1; }
-    done
+    # shellcheck source=scripts/testbed-prerequisites.sh
+    . "$SCRIPTS/testbed-prerequisites.sh"
+    testbed_prerequisites "${LOG_PREFIX:-localize}" E2E_REQUIRED
     # One CA for both servers: the client trusts it, and each server checks its peer's certificate with it.
     "$BIN/wehe-server" certs --out "$WORK/certs" --host "$SERVER1" --host "$SERVER2" >/dev/null
     # One fleet secret for both servers: server 1 signs its getMeasurements requests to server 2 with it.

@@ -37,20 +37,9 @@ LEVELS=("$@")
 
 log() { echo "loss-check: $*" >&2; }
 
-if ! reason=$("$SCRIPTS/testbed.sh" check 2>&1); then
-    echo "$reason" | sed 's/^/loss-check:   /' >&2
-    if [ "${LOSS_REQUIRED:-}" = 1 ]; then log "FAILED: the kernel testbed cannot run here (LOSS_REQUIRED=1)"; exit 1; fi
-    log "SKIPPED: the kernel testbed cannot run here"
-    exit 0
-fi
-[ -r "$REPLAYS/apps_list.json" ] || { log "FAILED: no replay traces in $REPLAYS"; exit 1; }
-if [ "${SKIP_BUILD:-}" != 1 ]; then
-    log "building wehe and wehe-server"
-    (cd "$ROOT" && swift build --product wehe >&2 && swift build --product wehe-server >&2)
-fi
-for binary in wehe wehe-server; do
-    [ -x "$BIN/$binary" ] || { log "FAILED: $BIN/$binary is missing (build it, or set BIN)"; exit 1; }
-done
+# shellcheck source=scripts/testbed-prerequisites.sh
+. "$SCRIPTS/testbed-prerequisites.sh"
+testbed_prerequisites loss-check LOSS_REQUIRED
 
 WORK=$(mktemp -d /tmp/wehe-loss-check.XXXXXX)
 cleanup() {
