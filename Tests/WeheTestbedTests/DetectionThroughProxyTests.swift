@@ -14,7 +14,7 @@ import WeheWire
 /// channel and analyzer unclassified). The server sees the proxy's address, 127.0.0.1, for every connection, so it
 /// pairs the replay connections with the side channel as usual.
 @Suite(
-    "Detection through the userspace throttling proxy (loopback, published Deezer trace)",
+    "Detection through the userspace throttling proxy (loopback, published Molotov TV trace)",
     .serialized,
     .timeLimit(.minutes(2)),
     .enabled(if: TestResources.hasSharedReplays, "the published traces in ../shared/replays are needed")
@@ -22,9 +22,15 @@ import WeheWire
 struct DetectionThroughProxyTests {
     typealias Configuration = ThrottlingProxyConfiguration
 
-    /// The Deezer trace's first request is a TLS ClientHello naming `e-cdns-proxy-a.dzcdn.net`; its bit-inverted
-    /// control carries no such bytes.
-    static let pattern = Array("dzcdn".utf8)
+    /// The Molotov TV trace's first request is a TLS ClientHello naming `secure-cdn3-live-mlflux-net.akamaized.net`;
+    /// its bit-inverted control carries no such bytes.
+    ///
+    /// Why this trace: its 13 MB are paced by the recorded requests over about a second (nominal time 2 s, so 20 ms
+    /// samples), which keeps the unthrottled control at tens of Mbit/s on loopback. Deezer's 7 MB come as one bulk
+    /// response (nominal time 1 s, 10 ms samples); on an idle machine loopback delivered its control in two or three
+    /// samples, too few non-zero values for the KS test (D 0.5, p 0.196: inconclusive), which is Wehe's documented
+    /// behaviour for a path far faster than the trace needs, not a detection failure.
+    static let pattern = Array("mlflux".utf8)
 
     private static var logger: Logger {
         var logger = Logger(label: "wehe-testbed-e2e")
@@ -32,13 +38,13 @@ struct DetectionThroughProxyTests {
         return logger
     }
 
-    /// Runs one Deezer test through a proxy with `classifier` and a 20 Mbit/s bucket; returns the result and the
+    /// Runs one Molotov TV test through a proxy with `classifier` and a 10 Mbit/s bucket; returns the result and the
     /// proxy's counters.
     private func runTest(
         classifier: (_ replayPort: Int) -> Configuration.Classifier
     ) async throws -> (TestResult, ThrottlingProxyStatistics) {
         let library = ReplayLibrary(directory: TestResources.sharedReplays)
-        let test = try ReplayClient.Test.load("deezer", from: library, catalog: try library.catalog())
+        let test = try ReplayClient.Test.load("molotovtv", from: library, catalog: try library.catalog())
         var server = ReplayServerConfiguration(
             replayDirectory: TestResources.sharedReplays,
             store: InMemoryResultStore(anonymization: try AnonymizationPolicy(storeFullAddress: true)),
@@ -74,7 +80,7 @@ struct DetectionThroughProxyTests {
                         route(replay, classified: true),
                     ],
                     classifier: classifier(replay),
-                    shaping: .init(rateBitsPerSecond: 20_000_000)
+                    shaping: .init(rateBitsPerSecond: 10_000_000)
                 ))
             let result = try await proxy.withRunning { _ in
                 var client = ReplayClientConfiguration(
@@ -93,33 +99,27 @@ struct DetectionThroughProxyTests {
         let (result, stats) = try await runTest { _ in .patterns([Self.pattern]) }
         // Exactly one flow (the original replay's) was matched; the control and the side channel were not.
         #expect(stats.matchedFlows == 1)
-        #expect(stats.shapedBytes > 6_000_000)
-        #expect(result.summary.originalMeanMbps < 20)
+        #expect(stats.shapedBytes > 12_000_000)
+        #expect(result.summary.originalMeanMbps < 10)
         // The experiment needs an unthrottled path faster than the throttle. While the whole suite loads the 2-core
-        // machine, the debug client, proxy and server on loopback once carried the unmatched control at 9 Mbit/s;
+        // machine, the debug client, proxy and server on loopback once carried the unmatched control at 9 Mbit/s (twice the throttle is needed);
         // then no detector could tell the replays apart, and the verdict says nothing about detection.
-        guard result.summary.controlMeanMbps > 40 else {
+        guard result.summary.controlMeanMbps > 20 else {
             withKnownIssue("loopback path slower than the throttle under load", isIntermittent: true) {
                 Issue.record("control replay at \(result.summary.controlMeanMbps) Mbit/s: the path, not the throttle")
             }
             return
         }
-        // Known defect, not understood yet: on an idle machine the verdict is sometimes inconclusive (area 0.84 but
-        // KS D 0.5, p 0.196: very few non-zero samples in one of the lists). The kernel testbed's end-to-end check
-        // (scripts/e2e-detection.sh, in CI) asserts detection strictly; this loopback test keeps the assertions
-        // above strict and records the verdict as an intermittent known issue until the sampling is explained.
-        withKnownIssue("loopback proxy verdict sometimes inconclusive from too few samples", isIntermittent: true) {
-            #expect(result.verdict == .differentiation, "\(result.summary)")
-            #expect(result.direction == .throttled)
-        }
+        #expect(result.verdict == .differentiation, "\(result.summary)")
+        #expect(result.direction == .throttled)
     }
 
     @Test("every flow of the replay port throttled (both replays): no differentiation")
     func portShaping() async throws {
         let (result, stats) = try await runTest { .serverPorts([$0]) }
         #expect(result.verdict == .noDifferentiation)
-        #expect(result.summary.originalMeanMbps < 20)
-        #expect(result.summary.controlMeanMbps < 20)
+        #expect(result.summary.originalMeanMbps < 10)
+        #expect(result.summary.controlMeanMbps < 10)
         #expect(stats.matchedFlows == 2)
     }
 }

@@ -13,8 +13,21 @@ enum ServerHarness {
     struct Running {
         let ports: ReplayServer.ListeningPorts
         let store: InMemoryResultStore
+        let server: ReplayServer
         /// Listening port of a recorded TCP port.
         func tcp(_ recorded: Int) -> Int { ports.tcp[recorded] ?? -1 }
+
+        /// Waits (up to `timeout`) until the server holds at most `count` sessions: a side channel the client closed
+        /// is released by the server a moment later, on its own event loop. Returns whether it got there.
+        func waitForSessions(atMost count: Int, timeout: Duration = .seconds(10)) async throws -> Bool {
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: timeout)
+            while clock.now < deadline {
+                if await server.status().sessions <= count { return true }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            return await server.status().sessions <= count
+        }
     }
 
     static var logger: Logger {
@@ -54,7 +67,7 @@ enum ServerHarness {
                 return nil
             }
             let ports = try await server.listeningPorts()
-            let result = try await body(Running(ports: ports, store: store))
+            let result = try await body(Running(ports: ports, store: store, server: server))
             group.cancelAll()
             while let next = try await group.next() {
                 if let next { return next }
