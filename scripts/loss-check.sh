@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# loss-check.sh - does the server's loss measurement (TCP_INFO retransmission counters sampled on every TCP replay
-# socket, no packet capture) track the loss a middlebox injects? Kernel testbed (scripts/testbed.sh), root only.
+# loss-check.sh - does the server's loss measurement track the loss a middlebox injects? TCP replays: the kernel's
+# TCP_INFO retransmission counters sampled on every replay socket (no packet capture). UDP replays: the server's log
+# of the datagrams it sent, matched against the client's report of those that arrived (the udpLoss command).
+# Kernel testbed (scripts/testbed.sh), root only.
 #
 #   scripts/loss-check.sh [per-mille...]      default: 0 10 30 (0 %, 1 %, 3 % of packets towards the client dropped)
 #
 # For each loss level: a fresh bed (MODE=none, LOSS_PM=<level>: nft drops that share of the packets towards the
 # client at random), the real wehe-server in the server namespace, one Wehe test (original and control replay of
 # APP) from the client namespace with `wehe testbed probe`. Then the server's stored loss timelines
-# (wehe_replay_losses in its SQLite database) are summed: measured = retransmitted bytes / bytes sent. Prints a
-# table of injected versus measured and fails when a level is far off:
+# (wehe_replay_losses in its SQLite database) are summed: measured = lost bytes / bytes sent. The same follows for
+# the UDP test UDP_APP at each of UDP_LEVELS. Prints a table of injected versus measured and fails when a level is
+# far off:
 #   injected 0      -> measured ≤ ZERO_TOLERANCE (1 %: spurious retransmissions, tail-loss probes and drops in the
 #                      unshaped veth path itself; measured 0.00 % and 0.41 % in two runs on the test machine)
 #   injected p > 0  -> |measured - p| ≤ max(REL_TOLERANCE × p, 0.3 %)   (REL_TOLERANCE = 0.4)
-# Settings: APP=deezer (6 MB per replay, ≈ 4300 segments) LINK_KBIT=0 BIN=.build/debug (built unless SKIP_BUILD=1)
+# Settings: APP=deezer (6 MB per replay, ≈ 4300 segments) UDP_APP=skype (1065 datagrams per replay)
+#           UDP_LEVELS="0 30" ("" for none) LINK_KBIT=0 BIN=.build/debug (built unless SKIP_BUILD=1)
 #           REPLAYS=../shared/replays TB=lc KEEP=1 (keep logs and databases)
 # Without root or the kernel features it prints why and exits 0 (skipped), or 1 when LOSS_REQUIRED=1.
 set -euo pipefail
@@ -27,6 +31,8 @@ fi
 
 export TB=${TB:-lc}
 APP=${APP:-deezer}
+UDP_APP=${UDP_APP:-skype}
+UDP_LEVELS=${UDP_LEVELS-0 30}
 LINK_KBIT=${LINK_KBIT:-0}
 ZERO_TOLERANCE=${ZERO_TOLERANCE:-0.01}
 REL_TOLERANCE=${REL_TOLERANCE:-0.4}
@@ -49,9 +55,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# One level: bed, server, one probe; the server's data directory is $WORK/<level>.
+# One level of one test: bed, server, one probe; the server's data directory is $WORK/<level>-<app>.
 run_level() {
-    local level=$1 data=$WORK/$1 waited=0
+    local level=$1 app=$2 data=$WORK/$1-$2 waited=0
     env MODE=none LOSS_PM="$level" LINK_KBIT="$LINK_KBIT" "$SCRIPTS/testbed.sh" up
     mkdir -p "$data"
     "$SCRIPTS/testbed.sh" exec s "$BIN/wehe-server" serve --replays "$REPLAYS" --data "$data" --bind "::" \
@@ -62,34 +68,46 @@ run_level() {
         waited=$((waited + 1))
         if [ "$waited" -ge 300 ]; then log "the server did not start; its log:"; tail -20 "$WORK/server.log" >&2; return 1; fi
     done
-    "$SCRIPTS/testbed.sh" exec c "$BIN/wehe" testbed probe "$APP" --label "loss$level" \
+    "$SCRIPTS/testbed.sh" exec c "$BIN/wehe" testbed probe "$app" --label "loss$level" \
         --cert "$data/certs/ca.crt" --replays "$REPLAYS" >>"$WORK/probes.jsonl" 2>>"$WORK/client.log" ||
-        log "probe at $level per mille failed (see client log); the replays that ran still count"
+        log "probe of $app at $level per mille failed (see client log); the replays that ran still count"
     # The replay sockets close with the test; give the server a moment to store the last timeline.
     sleep 1
     "$SCRIPTS/testbed.sh" down
 }
 
+valid_level() {
+    [[ $1 =~ ^[0-9]+$ && $1 -lt 1000 ]] || { log "loss levels are per mille, 0..999 (got $1)"; exit 2; }
+}
+
 START=$(date +%s)
+RUNS=()
 for level in "${LEVELS[@]}"; do
-    [[ $level =~ ^[0-9]+$ && $level -lt 1000 ]] || { log "loss levels are per mille, 0..999 (got $level)"; exit 2; }
-    run_level "$level"
+    valid_level "$level"
+    run_level "$level" "$APP"
+    RUNS+=("$level:$APP:tcp-info")
+done
+for level in $UDP_LEVELS; do
+    valid_level "$level"
+    run_level "$level" "$UDP_APP"
+    RUNS+=("$level:$UDP_APP:client-report")
 done
 
 status=0
-python3 - "$WORK" "$ZERO_TOLERANCE" "$REL_TOLERANCE" "${LEVELS[@]}" <<'PY' || status=1
+python3 - "$WORK" "$ZERO_TOLERANCE" "$REL_TOLERANCE" "${RUNS[@]}" <<'PY' || status=1
 import sqlite3, struct, sys
-work, zero_tol, rel_tol, levels = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
+work, zero_tol, rel_tol, runs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
 failures = 0
-print(f"{'injected':>9} {'replays':>7} {'MB sent':>8} {'retransmitted':>13} {'measured':>9}  result")
-for level in levels:
+print(f"{'test':>12} {'measured by':>13} {'injected':>9} {'replays':>7} {'MB sent':>8} {'lost':>13} {'measured':>9}  result")
+for run in runs:
+    level, app, source = run.split(":")
     injected = int(level) / 1000
     try:
-        rows = sqlite3.connect(f"file:{work}/{level}/results.sqlite?mode=ro", uri=True).execute(
-            "SELECT samples FROM wehe_replay_losses").fetchall()
+        rows = sqlite3.connect(f"file:{work}/{level}-{app}/results.sqlite?mode=ro", uri=True).execute(
+            "SELECT samples FROM wehe_replay_losses WHERE source = ?", (source,)).fetchall()
     except sqlite3.Error as error:
         rows = []
-        print(f"database of level {level}: {error}", file=sys.stderr)
+        print(f"database of {app} at level {level}: {error}", file=sys.stderr)
     sent = lost = 0.0
     for (blob,) in rows:
         # LossCodec: tag 1, UInt32 count, then count × (time, sent, lost) little-endian Float64.
@@ -107,7 +125,8 @@ for level in levels:
         allowed = max(rel_tol * injected, zero_tol)
         verdict = "ok" if abs(measured - injected) <= allowed else f"FAIL (off by more than {allowed:.2%})"
     failures += verdict != "ok"
-    print(f"{injected:>9.1%} {len(rows):>7} {sent / 1e6:>8.1f} {lost / 1e3:>10.1f} kB {measured:>9.2%}  {verdict}")
+    print(f"{app:>12} {source:>13} {injected:>9.1%} {len(rows):>7} {sent / 1e6:>8.2f} {lost / 1e3:>10.1f} kB"
+          f" {measured:>9.2%}  {verdict}")
 sys.exit(1 if failures else 0)
 PY
 log "finished in $(($(date +%s) - START)) s"

@@ -23,6 +23,23 @@ extension ReplayClient {
         tls: NIOSSLContext?,
         onProgress: @escaping @Sendable (ReplayProgress) -> Void
     ) async throws(ReplayClientError) -> ReplayOutcome {
+        try await replaySession(
+            trace, role: role, historyCount: historyCount, endOfTest: endOfTest, appDuration: appDuration,
+            address: address, tls: tls, onProgress: onProgress
+        ).outcome
+    }
+
+    /// `replay`, with what else the session saw (the received datagrams of a UDP replay).
+    func replaySession(
+        _ trace: ReplayTrace,
+        role: ReplayRole,
+        historyCount: Int,
+        endOfTest: Bool,
+        appDuration: Double?,
+        address: String,
+        tls: NIOSSLContext?,
+        onProgress: @escaping @Sendable (ReplayProgress) -> Void
+    ) async throws(ReplayClientError) -> ReplaySession.Outcome {
         var realIP = "127.0.0.1"
         if trace.transport == .tcp, discoversAddress(address), let port = trace.flows.first?.serverPort,
             let ip = try await whatsMyIP(address: address, port: Int(port)), ip != "127.0.0.1"
@@ -36,7 +53,26 @@ extension ReplayClient {
         let session = ReplaySession(
             serverAddress: address, configuration: configuration, tls: configuration.sideChannelTLS ? tls : nil,
             declaration: declaration, trace: trace, appDuration: appDuration, onProgress: onProgress)
-        return try await session.run().outcome
+        return try await session.run()
+    }
+
+    /// Reports the received datagrams of a UDP replay to the analyzer of `address` (`DatagramReceipt`).
+    /// - Returns: `nil` when the server took the report, else why not.
+    func reportDatagrams(
+        _ received: [UInt32],
+        address: String,
+        tls: NIOSSLContext?,
+        historyCount: Int,
+        testID: Int
+    ) async throws(ReplayClientError) -> String? {
+        let analyzer = AnalyzerClient(
+            http: HTTPClient(
+                tls: configuration.analyzerTLS ? tls : nil, connectTimeout: configuration.timing.connect,
+                requestTimeout: configuration.timing.httpRequest),
+            host: address, port: configuration.analyzerPort, timing: configuration.timing,
+            logger: configuration.logger)
+        return try await analyzer.reportDatagrams(
+            userID: configuration.userID, historyCount: historyCount, testID: testID, received: received)
     }
 
     /// Asks the analyzer of `address` for the numbers of `(userID, historyCount)` and applies the verdict rule.

@@ -165,6 +165,14 @@ public struct ReplayClient: Sendable {
             do {
                 let outcome = try await session.run()
                 outcomes[role] = outcome.outcome
+                if configuration.reportsDatagrams, let received = outcome.receivedDatagrams {
+                    let refusal = try? await reportDatagrams(
+                        received, address: address, tls: tls, historyCount: historyCount, testID: role.rawValue)
+                    if let refusal {
+                        configuration.logger.notice(
+                            "UDP loss report not taken", metadata: ["wehe.reason": "\(refusal)"])
+                    }
+                }
                 onEvent(.replayFinished(test: id, role: role, outcome: outcome.outcome))
             } catch let error
                 where isTestedPort && error.code == .unreachable && error.replayError?.code == .connectFailed

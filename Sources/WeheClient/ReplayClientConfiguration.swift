@@ -28,6 +28,10 @@ public struct ReplayClientConfiguration: Sendable {
     public var verdictRules: VerdictRules
     /// Whether differentiation or inconclusive results are confirmed by a second complete test.
     public var confirmation: Bool
+    /// Whether every UDP replay of a test is followed by the report of the datagrams that arrived (`udpLoss`, our
+    /// analyzer extension; the server then keeps the replay's loss timeline). Localization always reports its
+    /// simultaneous originals; single tests do not unless this is set (the testbed's loss check sets it).
+    public var reportsDatagrams = false
     /// Order of the two replays of a test.
     public var replayOrder: ReplayOrder
     /// Public-address discovery with `WHATSMYIPMAN` before TCP replays.

@@ -61,6 +61,35 @@ struct LocalizationEndToEndTests {
         await history.close()
     }
 
+    @Test("a UDP test: after the simultaneous originals each server holds the client-reported loss timeline")
+    func udpLossTimelines() async throws {
+        let test = try LoopbackWorld.test("tinycall")
+        let userID = "@e2eloc002"
+        try await LoopbackPair.run(servers: ["127.0.0.41", "127.0.0.42"]) { pair in
+            let configuration = pair.client(userID: userID)
+            let client = LocalizationClient(
+                configuration: configuration,
+                options: LocalizationOptions(firstPollDelay: .milliseconds(100), maximumPollDelay: .milliseconds(500)))
+            // Forced after a (pretend) single test 1: nothing is throttled, so the run ends with the servers' own
+            // verdicts, but the reports are sent right after the original replays.
+            let located = try await client.localize(
+                test, after: LocalizationClient.SingleTest(server: try client.singleTestServer(), historyCount: 1))
+            #expect(located.historyCounts.count == 2, "\(String(describing: located.reason))")
+            for (index, count) in located.historyCounts.enumerated() {
+                let key = ReplayKey(userID: userID, historyCount: count, testID: 0)
+                let record = try #require(try await pair.stores[index].loss(key), "no loss timeline on server \(index)")
+                #expect(record.source == .clientReport)
+                #expect(record.samples.count == test.original.packets.count)
+                // Loopback loses nothing.
+                #expect(record.samples.allSatisfy { $0.bytesLost == 0 })
+                #expect(record.minimumRTT != nil)
+                // The control replay was not reported: the loss test compares the originals only.
+                #expect(
+                    try await pair.stores[index].loss(ReplayKey(userID: userID, historyCount: count, testID: 1)) == nil)
+            }
+        }
+    }
+
     @Test("wehe localize --force with server 2 down: exit 27, the reason, and an inconclusive row in results")
     func secondServerDown() async throws {
         let data = TestResources.temporaryDirectory("wehe-e2e-localize")

@@ -19,6 +19,31 @@ struct AnalyzerClient: Sendable {
         return try await pollResult(userID: userID, historyCount: historyCount, testID: testID)
     }
 
+    /// Tells the server which datagrams of a UDP replay arrived (`DatagramReceipt`, our extension), so that it has
+    /// the replay's loss timeline. One attempt.
+    /// - Returns: `nil` when the server took the report, else why not (a server without the extension, such as the
+    ///   published one, refuses the unknown command).
+    func reportDatagrams(
+        userID: String,
+        historyCount: Int,
+        testID: Int,
+        received: [UInt32]
+    ) async throws(ReplayClientError) -> String? {
+        let form = FormParameters.encode([
+            ("command", DatagramReceipt.command), ("userID", userID), ("historyCount", String(historyCount)),
+            ("testID", String(testID)), ("received", DatagramReceipt.encode(received)),
+        ])
+        let response = try await http.request(
+            method: .POST, host: host, port: port, path: "/Results", body: Array(form.utf8),
+            contentType: "application/x-www-form-urlencoded", what: "the analyzer")
+        do {
+            let answer = try Self.decode(response.body)
+            return answer.success ? nil : (answer.message ?? "refused")
+        } catch {
+            return error.message
+        }
+    }
+
     private func requestAnalysis(userID: String, historyCount: Int, testID: Int) async throws(ReplayClientError) {
         let form = FormParameters.encode([
             ("command", "analyze"), ("userID", userID), ("historyCount", String(historyCount)),

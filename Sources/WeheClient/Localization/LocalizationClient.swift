@@ -131,11 +131,31 @@ public struct LocalizationClient: Sendable {
             let trace = role == .original ? test.original : test.control
             onEvent(.replaysStarted(role: role, replayName: trace.name))
             let servers = result.servers
+            let logger = configuration.logger
             let outcomes = await simultaneously { (index: Int) async throws(ReplayClientError) -> ReplayOutcome in
-                try await client.replay(
+                let session = try await client.replaySession(
                     trace, role: role, historyCount: counts[index], endOfTest: role == .control,
                     appDuration: test.entry.durationSeconds, address: servers[index], tls: tls,
                     onProgress: { onEvent(.replayProgress(server: index, role: role, progress: $0)) })
+                // UDP: the server's loss timeline needs the client's word on which datagrams arrived. A server that
+                // cannot take it leaves the loss test out; the throughput test still decides.
+                if role == .original, let received = session.receivedDatagrams {
+                    let refusal: String?
+                    do throws(ReplayClientError) {
+                        refusal = try await client.reportDatagrams(
+                            received, address: servers[index], tls: tls, historyCount: counts[index],
+                            testID: role.rawValue)
+                    } catch {
+                        if error.code == .cancelled { throw error }
+                        refusal = error.message
+                    }
+                    if let refusal {
+                        logger.notice(
+                            "UDP loss report not taken",
+                            metadata: ["wehe.server": "\(servers[index])", "wehe.reason": "\(refusal)"])
+                    }
+                }
+                return session.outcome
             }
             for (index, outcome) in outcomes.enumerated() {
                 switch outcome {

@@ -14,6 +14,8 @@ final class UDPReplayTransport: ReplayTransport {
     private let drainLimit: Duration
     private let sockets = Mutex<[UInt16: any Channel]>([:])
     private let meterBox = Mutex<ThroughputMeter?>(nil)
+    /// Digests of the received datagrams, in arrival order (`DatagramReceipt`, for the server's loss timeline).
+    let receipts = DatagramReceipts()
 
     init(destinations: [CSPair: SocketAddress], tracker: UDPFlowTracker, drainLimit: Duration) {
         self.destinations = destinations
@@ -79,7 +81,8 @@ final class UDPReplayTransport: ReplayTransport {
             channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(DatagramCountingHandler(meter: meter))
+                        try channel.pipeline.syncOperations.addHandler(
+                            DatagramCountingHandler(meter: meter, receipts: self.receipts))
                     }
                 }
                 .bind(host: bindHost, port: 0).get()
@@ -93,18 +96,24 @@ final class UDPReplayTransport: ReplayTransport {
     }
 }
 
-/// Counts the bytes of every received datagram.
+/// Counts the bytes of every received datagram and notes its digest.
 final class DatagramCountingHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
     private let meter: ThroughputMeter
+    private let receipts: DatagramReceipts?
 
-    init(meter: ThroughputMeter) {
+    init(meter: ThroughputMeter, receipts: DatagramReceipts? = nil) {
         self.meter = meter
+        self.receipts = receipts
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        meter.add(unwrapInboundIn(data).data.readableBytes)
+        let buffer = unwrapInboundIn(data).data
+        meter.add(buffer.readableBytes)
+        if let receipts {
+            receipts.append(buffer.withUnsafeReadableBytes { DatagramReceipt.digest($0) })
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -142,4 +151,15 @@ final class UDPFlowTracker: Sendable {
 
     /// Flows the server reported as started.
     var startedCount: Int { state.withLock { $0.started.count } }
+}
+
+/// The digests of the datagrams one replay received, in arrival order (bounded by `DatagramReceipt.maximumDatagrams`).
+final class DatagramReceipts: Sendable {
+    private let digests = Mutex<[UInt32]>([])
+
+    func append(_ digest: UInt32) {
+        digests.withLock { if $0.count < DatagramReceipt.maximumDatagrams { $0.append(digest) } }
+    }
+
+    var all: [UInt32] { digests.withLock { $0 } }
 }

@@ -14,6 +14,8 @@ struct ReplaySession: Sendable {
     struct Outcome: Sendable {
         var outcome: ReplayOutcome
         var clientIP: String
+        /// UDP replays: digests of the received datagrams in arrival order (`DatagramReceipt`); `nil` for TCP.
+        var receivedDatagrams: [UInt32]?
     }
 
     let serverAddress: String
@@ -101,7 +103,8 @@ struct ReplaySession: Sendable {
         try await side.send(SideChannelMessage.resultNo)
         // The reply to Result;No is a courtesy; the published Java client closes without reading it.
         _ = try? await side.receive(timeout: .seconds(2), expecting: "the final OK")
-        return Outcome(outcome: outcome, clientIP: clientIP)
+        return Outcome(
+            outcome: outcome, clientIP: clientIP, receivedDatagrams: (transport as? UDPReplayTransport)?.receipts.all)
     }
 
     private func awaitOK(_ side: SideChannelConnection, what: String) async throws(ReplayClientError) {

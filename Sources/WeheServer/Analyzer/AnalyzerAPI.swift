@@ -46,6 +46,7 @@ struct AnalyzerAPI: Sendable {
             case "localize": return try await localize(parameters)
             case "localizeResult": return try await localizeResult(parameters)
             case "getMeasurements": return try await measurements(parameters, caller: caller)
+            case DatagramReceipt.command: return try await udpLoss(parameters, clientAddress: clientAddress)
             default: return failure("unknown command")
             }
         } catch let error as ParameterError {
@@ -123,6 +124,37 @@ struct AnalyzerAPI: Sendable {
         )
     }
 
+    /// The client's report of the datagrams of a UDP replay that arrived (`DatagramReceipt`): with the server's log
+    /// of what it sent, the replay's loss timeline, stored as the `TCP_INFO` timelines of TCP replays are.
+    private func udpLoss(_ parameters: [String: String], clientAddress: String) async throws -> Answer {
+        let userID = try Self.userID(parameters)
+        let historyCount = try Self.integer(parameters, "historyCount")
+        let testID = try Self.integer(parameters, "testID")
+        guard let text = parameters["received"] else { throw ParameterError.missing("received") }
+        guard let received = DatagramReceipt.decode(text) else {
+            throw ParameterError.value(
+                "received must be 8 hex digits per datagram, at most \(DatagramReceipt.maximumDatagrams) datagrams")
+        }
+        let key = ReplayKey(userID: userID, historyCount: historyCount, testID: testID)
+        let record: ReplayLossRecord
+        do throws(UDPSendLogs.Refusal) {
+            record = try context.udpSendLogs.report(
+                key, received: received, from: AddressText.normalized(clientAddress),
+                recordedAt: context.configuration.now())
+        } catch {
+            return failure(error.message)
+        }
+        try await store.save(loss: record)
+        let lost = record.samples.reduce(0) { $0 + ($1.bytesLost > 0 ? 1 : 0) }
+        return Answer(
+            status: 200,
+            body: Self.object([
+                ("success", .bool(true)),
+                ("datagrams", .number(Double(record.samples.count), text: "\(record.samples.count)")),
+                ("lost", .number(Double(lost), text: "\(lost)")),
+            ]))
+    }
+
     private func localize(_ parameters: [String: String]) async throws -> Answer {
         let userID = try Self.userID(parameters)
         let first = try Self.jsonObject(parameters, "server1Info")
@@ -182,11 +214,7 @@ struct AnalyzerAPI: Sendable {
             }
         }
         var lossInput: (first: LossBranch, second: LossBranch)?
-        if context.catalogue.replay(named: replayName)?.transport == .udp {
-            notes.append(
-                "loss-correlation test skipped: UDP replay (the server sees no acknowledgements and the protocol has "
-                    + "no client loss report)")
-        } else if let firstLoss = try await lossRecord(h1, on: servers[0]),
+        if let firstLoss = try await lossRecord(h1, on: servers[0]),
             let secondLoss = try await lossRecord(h2, on: servers[1])
         {
             do {
@@ -356,7 +384,9 @@ struct AnalyzerAPI: Sendable {
     }
 
     private var noLossTimeline: Answer {
-        failure("No loss timeline for this replay (UDP replays, and servers without TCP_INFO, keep none)")
+        failure(
+            "No loss timeline for this replay (servers without TCP_INFO keep none; a UDP replay has one once its client "
+                + "reported the datagrams it received)")
     }
 
     /// A data frame as `{"columns": [...], "data": [[...], ...]}`.

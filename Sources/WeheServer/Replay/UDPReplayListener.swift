@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import Synchronization
 import WeheCore
+import WeheWire
 
 /// One UDP replay port (protocol.md 7.2): the first datagram from a new client address and port whose address holds
 /// a UDP session starts the server's stream to that address (recorded server datagrams, or the client's recorded
@@ -62,20 +63,32 @@ struct UDPReplayListener {
         let start = ContinuousClock.now
         var sent = 0
         var bytes = 0
+        // What went out when, for the client's report of what arrived (the UDP loss timeline of WeHeY).
+        var log = UDPSendLogs.Log(
+            key: session.key, clientAddress: session.peerAddress, sentAt: [], sizes: [], digests: [])
         do {
             for datagram in schedule {
                 let due = start + .seconds(datagram.offset)
                 if start.duration(to: due) > limit { break }
                 if due > .now { try await Task.sleep(until: due, clock: .continuous) }
+                let sentAt = start.duration(to: .now)
                 try await outbound.write(
                     AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: datagram.payload)))
                 sent += 1
                 bytes += datagram.payload.count
+                log.sentAt.append(TCPInfoSampler.seconds(sentAt))
+                log.sizes.append(datagram.payload.count)
+                log.digests.append(DatagramReceipt.digest(datagram.payload))
             }
         } catch {
             logger.notice("UDP stream cut", metadata: ["wehe.test": "\(session.key)", "wehe.error": "\(error)"])
         }
         context.metrics.bytesSent(bytes, transport: "udp")
+        if context.configuration.lossSamplingPeriod != nil, !log.sentAt.isEmpty {
+            log.minimumRTT = await session.notifier.minimumRTT()
+            log.finished = .now
+            context.udpSendLogs.put(log)
+        }
         await session.notifier.notify(.done(clientPort: clientPort))
         logger.info(
             "UDP stream done",

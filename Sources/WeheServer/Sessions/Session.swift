@@ -109,15 +109,22 @@ package final class Session: Sendable {
 package struct SideChannelNotifier: Sendable {
     private let writeFrame: @Sendable (ByteBuffer) async throws -> Void
     private let closeChannel: @Sendable () -> Void
+    private let readMinimumRTT: @Sendable () async -> Double?
 
-    /// Creates a notifier from a write and a close operation.
+    /// Creates a notifier from a write and a close operation, and a reading of the side channel's smallest RTT in
+    /// seconds (the kernel's `TCP_INFO`; `nil` when not measured).
     package init(
         write: @escaping @Sendable (ByteBuffer) async throws -> Void,
-        close: @escaping @Sendable () -> Void
+        close: @escaping @Sendable () -> Void,
+        minimumRTT: @escaping @Sendable () async -> Double? = { nil }
     ) {
         self.writeFrame = write
         self.closeChannel = close
+        self.readMinimumRTT = minimumRTT
     }
+
+    /// The side channel's smallest RTT so far, seconds: the path of a UDP replay, which has no acknowledgements.
+    package func minimumRTT() async -> Double? { await readMinimumRTT() }
 
     /// Sends one framed text message.
     package func send(_ body: String) async throws {

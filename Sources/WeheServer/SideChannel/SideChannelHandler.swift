@@ -31,7 +31,12 @@ struct SideChannelHandler {
             try await channel.executeThenClose { inbound, outbound in
                 let notifier = SideChannelNotifier(
                     write: { try await outbound.write($0) },
-                    close: { nioChannel.close(promise: nil) }
+                    close: { nioChannel.close(promise: nil) },
+                    minimumRTT: {
+                        guard let reading = try? await TCPInfoReading.read(nioChannel).get() else { return nil }
+                        let microseconds = reading.minimumRTTMicroseconds ?? reading.smoothedRTTMicroseconds
+                        return microseconds.flatMap { $0 > 0 ? Double($0) / 1e6 : nil }
+                    }
                 )
                 var reader = FrameReader(
                     inbound, limit: limits.preAdmissionMessageBytes, hardLimit: limits.maximumMessageBytes)

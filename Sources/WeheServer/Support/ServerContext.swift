@@ -18,6 +18,8 @@ final class ServerContext: Sendable {
     let events: EventRecorder
     /// Fetches measurements from the other server of a WeHeY pair.
     let peerMeasurements: PeerMeasurements
+    /// UDP streams waiting for the client's report of the datagrams that arrived (their loss timelines).
+    let udpSendLogs = UDPSendLogs()
     let logger: Logger
     /// 64 KiB of zeros: the filler sent when a trace has no recorded response content (slices share storage).
     let filler: ByteBuffer

@@ -13,16 +13,19 @@ package struct ReplayLossRecord: Sendable, Hashable, Codable {
     package enum Source: String, Sendable, Hashable, Codable {
         /// The kernel's `TCP_INFO` counters of the replay socket, sampled periodically.
         case tcpInfo = "tcp-info"
+        /// A UDP replay: the server's own log of the datagrams it sent, and the client's report of those that
+        /// arrived (the rest count as lost). One reading per datagram.
+        case clientReport = "client-report"
     }
 
     /// One reading: during the stretch ending at `time`, `bytesSent` payload bytes went out (retransmissions
-    /// included), `bytesLost` of them were retransmissions.
+    /// included), `bytesLost` of them were retransmissions (TCP) or never reached the client (UDP).
     package struct Sample: Sendable, Hashable, Codable {
         /// End of the stretch, seconds since the replay started.
         package var time: Double
         /// Payload bytes sent in the stretch, retransmissions included.
         package var bytesSent: Double
-        /// Of those, retransmitted bytes (counted as lost).
+        /// Of those, retransmitted bytes (TCP) or bytes of datagrams the client did not receive (UDP): lost.
         package var bytesLost: Double
 
         /// Creates a sample.

@@ -74,6 +74,8 @@ struct TestbedProbe: AsyncParsableCommand {
                 analyzerPort: analyzerPort,
                 confirmation: false
             )
+            // The probe measures: UDP replays are followed by the report that gives the server their loss timeline.
+            configuration.reportsDatagrams = true
             configuration.replayOrder =
                 order == "original-first" ? .originalFirst : order == "control-first" ? .controlFirst : .random
             let result: TestResult

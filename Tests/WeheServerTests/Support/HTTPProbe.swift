@@ -2,8 +2,10 @@ import NIOCore
 
 /// A minimal HTTP/1.1 client for tests: one request with `Connection: close`, the body of the answer.
 enum HTTPProbe {
-    static func request(port: Int, method: String = "GET", path: String, body: String = "") async throws -> String {
-        let connection = try await RawConnection.connect(port: port)
+    static func request(
+        port: Int, method: String = "GET", path: String, body: String = "", from source: String? = nil
+    ) async throws -> String {
+        let connection = try await RawConnection.connect(port: port, from: source)
         let text = try await connection.channel.executeThenClose { inbound, outbound in
             var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
             if method == "POST" {

@@ -13,6 +13,8 @@ struct ScriptedClient {
         var senderCount: String?
         var responseBytes = 0
         var datagrams = 0
+        /// Digests (`DatagramReceipt`) of the received datagrams, in arrival order.
+        var received: [UInt32] = []
         var notifications: [String] = []
         var okAfterSamples: String?
         var okAfterResult: String?
@@ -54,7 +56,8 @@ struct ScriptedClient {
                 outcome.responseBytes = try await Self.replayTCP(
                     trace, port: endpoint.port, host: host, source: source, slowReader: slowReader)
             } else {
-                outcome.datagrams = try await Self.replayUDP(trace, port: endpoint.port, source: source, peer: &peer)
+                outcome.received = try await Self.replayUDP(trace, port: endpoint.port, source: source, peer: &peer)
+                outcome.datagrams = outcome.received.count
             }
             try await peer.send("DONE;1.25")
             try await peer.send(samples)
@@ -92,7 +95,7 @@ struct ScriptedClient {
 
     /// Sends the trace's datagrams (no timing) and collects datagrams until the side channel reports DONE.
     static func replayUDP(_ trace: ReplayTrace, port: Int, source: String?, peer: inout FramedPeer) async throws
-        -> Int
+        -> [UInt32]
     {
         let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(host: source ?? "127.0.0.1", port: 0) { channel in
@@ -105,18 +108,18 @@ struct ScriptedClient {
         let expected = trace.packets.count
         let nioChannel = channel.channel
         return try await channel.executeThenClose { inbound, outbound in
-            try await withThrowingTaskGroup(of: Int.self) { group in
+            try await withThrowingTaskGroup(of: [UInt32]?.self) { group in
                 group.addTask {
-                    var count = 0
+                    var digests: [UInt32] = []
                     do {
-                        for try await _ in inbound {
-                            count += 1
-                            if count == expected { break }
+                        for try await envelope in inbound {
+                            digests.append(envelope.data.withUnsafeReadableBytes { DatagramReceipt.digest($0) })
+                            if digests.count == expected { break }
                         }
                     } catch {
                         // The channel was closed by the test after DONE.
                     }
-                    return count
+                    return digests
                 }
                 for packet in trace.packets {
                     try await outbound.write(
@@ -131,16 +134,16 @@ struct ScriptedClient {
                 // machine may take that long to deliver them); then the channel is closed and the count is final.
                 group.addTask {
                     try await Task.sleep(for: .seconds(5))
-                    return -1
+                    return nil
                 }
-                let first = try await group.next() ?? 0
+                let first = try await group.next() ?? nil
                 nioChannel.close(promise: nil)
-                if first >= 0 {
+                if let first {
                     group.cancelAll()
                     return first
                 }
-                for try await next in group where next >= 0 { return next }
-                return 0
+                for try await case let next? in group { return next }
+                return []
             }
         }
     }
