@@ -145,7 +145,7 @@ package final class ReplayServer: Service, Sendable {
 
         let analyzerPorts = AnalyzerPorts(
             expected: (configuration.analyzerTLSPort == nil ? 0 : 1) + (configuration.analyzerPlainPort == nil ? 0 : 1))
-        var apps: [any Service] = []
+        var apps: [(any Service, Int)] = []
         for (port, secure) in [(configuration.analyzerTLSPort, true), (configuration.analyzerPlainPort, false)] {
             guard let port else { continue }
             let router = AnalyzerHTTP.router(
@@ -165,7 +165,7 @@ package final class ReplayServer: Service, Sendable {
             }
             var appLogger = logger
             appLogger[metadataKey: "wehe.channel"] = "\(secure ? "analyzer-tls" : "analyzer")"
-            apps.append(
+            apps.append((
                 Application(
                     router: router,
                     server: server,
@@ -174,7 +174,7 @@ package final class ReplayServer: Service, Sendable {
                         await analyzerPorts.report(secure: secure, port: channel.localAddress?.port ?? 0)
                     },
                     logger: appLogger
-                ))
+                ), port))
         }
 
         logger.info(
@@ -194,6 +194,7 @@ package final class ReplayServer: Service, Sendable {
         let tcpAccepts = tcpListeners
         let udpChannels = udpListeners
         let analyzerApps = apps
+        let bindAddress = configuration.bindAddress
         do {
             try await withGracefulShutdownHandler {
                 try await withThrowingDiscardingTaskGroup { tasks in
@@ -225,11 +226,23 @@ package final class ReplayServer: Service, Sendable {
                             }
                         }
                     }
-                    for app in analyzerApps {
-                        tasks.addTask { try await app.run() }
+                    for (app, port) in analyzerApps {
+                        tasks.addTask {
+                            do {
+                                try await app.run()
+                            } catch {
+                                // Failing before listening: the port is taken or the address is not ours.
+                                guard await analyzerPorts.complete else {
+                                    throw ReplayServerError(
+                                        .bindFailed, "cannot listen on \(bindAddress):\(port) (analyzer)",
+                                        underlying: error)
+                                }
+                                throw error
+                            }
+                        }
                     }
                     tasks.addTask {
-                        let analyzer = await analyzerPorts.wait()
+                        let analyzer = try await analyzerPorts.wait()
                         var final = readyPorts
                         final.analyzerTLS = analyzer.tls
                         final.analyzerPlain = analyzer.plain
@@ -415,26 +428,48 @@ private func acceptLoop(
     }
 }
 
-/// Collects the analyzer ports reported by Hummingbird once its listeners run.
+/// Collects the analyzer ports reported by Hummingbird once its listeners run. Waiting is cancellable: when an
+/// analyzer cannot listen (its port is taken), the server's task group cancels the wait instead of hanging on it.
 private actor AnalyzerPorts {
     private let expected: Int
     private var tls: Int?
     private var plain: Int?
-    private var waiters: [CheckedContinuation<(tls: Int?, plain: Int?), Never>] = []
+    private var waiters: [Int: CheckedContinuation<(tls: Int?, plain: Int?), any Error>] = [:]
+    private var nextWaiter = 0
 
     init(expected: Int) { self.expected = expected }
 
+    /// Whether every analyzer reported its port.
+    var complete: Bool { (tls == nil ? 0 : 1) + (plain == nil ? 0 : 1) >= expected }
+
     func report(secure: Bool, port: Int) {
         if secure { tls = port } else { plain = port }
-        if (tls == nil ? 0 : 1) + (plain == nil ? 0 : 1) >= expected {
-            for waiter in waiters { waiter.resume(returning: (tls, plain)) }
-            waiters.removeAll()
+        guard complete else { return }
+        for waiter in waiters.values { waiter.resume(returning: (tls, plain)) }
+        waiters.removeAll()
+    }
+
+    /// The ports once every analyzer listens.
+    /// - Throws: `CancellationError` when the waiting task is cancelled first.
+    func wait() async throws -> (tls: Int?, plain: Int?) {
+        if complete { return (tls, plain) }
+        let id = nextWaiter
+        nextWaiter += 1
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    waiters[id] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.cancel(id) }
         }
     }
 
-    func wait() async -> (tls: Int?, plain: Int?) {
-        if (tls == nil ? 0 : 1) + (plain == nil ? 0 : 1) >= expected { return (tls, plain) }
-        return await withCheckedContinuation { waiters.append($0) }
+    private func cancel(_ id: Int) {
+        waiters.removeValue(forKey: id)?.resume(throwing: CancellationError())
     }
 }
 

@@ -189,15 +189,24 @@ struct LocalizationFleetTests {
             configuration.fleetAuthenticator = fleet
             configuration.now = { Date().addingTimeInterval(secondClockSkew) }
         }
-        try await ServerHarness.run(configure: secondServer) { second in
-            let port = try #require(second.ports.analyzerPlain)
-            let firstServer: (inout ReplayServerConfiguration) -> Void = { configuration in
-                configuration.analyzerPlainPort = port
-                configuration.peerAnalyzerPort = port
-                configuration.fleetAuthenticator = fleet
-            }
-            try await ServerHarness.run(configure: firstServer) { first in
-                try await body(first, second, port)
+        // Server 1's analyzer takes server 2's port number on 127.0.0.1, where another test's socket may hold it by
+        // chance: then the pair starts over on a new port (a taken port fails the start with bindFailed).
+        for attempt in 1...5 {
+            do {
+                try await ServerHarness.run(configure: secondServer) { second in
+                    let port = try #require(second.ports.analyzerPlain)
+                    let firstServer: (inout ReplayServerConfiguration) -> Void = { configuration in
+                        configuration.analyzerPlainPort = port
+                        configuration.peerAnalyzerPort = port
+                        configuration.fleetAuthenticator = fleet
+                    }
+                    try await ServerHarness.run(configure: firstServer) { first in
+                        try await body(first, second, port)
+                    }
+                }
+                return
+            } catch let error as ReplayServerError where error.code == .bindFailed && attempt < 5 {
+                continue
             }
         }
     }
