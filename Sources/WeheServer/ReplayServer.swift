@@ -165,16 +165,19 @@ package final class ReplayServer: Service, Sendable {
             }
             var appLogger = logger
             appLogger[metadataKey: "wehe.channel"] = "\(secure ? "analyzer-tls" : "analyzer")"
-            apps.append((
-                Application(
-                    router: router,
-                    server: server,
-                    configuration: ApplicationConfiguration(address: .hostname(configuration.bindAddress, port: port)),
-                    onServerRunning: { channel in
-                        await analyzerPorts.report(secure: secure, port: channel.localAddress?.port ?? 0)
-                    },
-                    logger: appLogger
-                ), port))
+            apps.append(
+                (
+                    Application(
+                        router: router,
+                        server: server,
+                        configuration: ApplicationConfiguration(
+                            address: .hostname(configuration.bindAddress, port: port)),
+                        onServerRunning: { channel in
+                            await analyzerPorts.report(secure: secure, port: channel.localAddress?.port ?? 0)
+                        },
+                        logger: appLogger
+                    ), port
+                ))
         }
 
         logger.info(
