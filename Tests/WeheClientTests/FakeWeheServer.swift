@@ -117,7 +117,12 @@ final class FakeWeheServer: Sendable {
         analyzerPort: Int = 0
     ) async throws -> FakeWeheServer {
         let server = FakeWeheServer(traces: traces, behaviour: behaviour)
-        try await server.bind(host: host, sideChannelPort: sideChannelPort, analyzerPort: analyzerPort)
+        do {
+            try await server.bind(host: host, sideChannelPort: sideChannelPort, analyzerPort: analyzerPort)
+        } catch {
+            await server.stop()  // whatever was bound before the failure
+            throw error
+        }
         return server
     }
 
@@ -141,6 +146,7 @@ final class FakeWeheServer: Sendable {
                 }
             }
             .bind(host: host, port: sideChannelPort).get()
+        channels.withLock { $0.append(side) }
         let tcp = try await ServerBootstrap(group: group)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
@@ -149,6 +155,7 @@ final class FakeWeheServer: Sendable {
                 }
             }
             .bind(host: host, port: 0).get()
+        channels.withLock { $0.append(tcp) }
         let udp = try await DatagramBootstrap(group: group)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -156,6 +163,7 @@ final class FakeWeheServer: Sendable {
                 }
             }
             .bind(host: host, port: 0).get()
+        channels.withLock { $0.append(udp) }
         let analyzer = try await ServerBootstrap(group: group)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -165,11 +173,11 @@ final class FakeWeheServer: Sendable {
                 }
             }
             .bind(host: host, port: analyzerPort).get()
+        channels.withLock { $0.append(analyzer) }
         // A port nobody listens on: bind, note, close.
         let closed = try await ServerBootstrap(group: group).bind(host: host, port: 0).get()
         let closedPort = closed.localAddress?.port ?? 1
         try await closed.close().get()
-        channels.withLock { $0 = [side, tcp, udp, analyzer] }
         ports.withLock {
             $0 = (
                 side.localAddress?.port ?? 0, tcp.localAddress?.port ?? 0, udp.localAddress?.port ?? 0,

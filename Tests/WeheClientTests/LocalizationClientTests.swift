@@ -31,12 +31,19 @@ enum PairHarness {
     ) async throws -> T {
         let test = try Harness.test(id)
         let traces = [test.original, test.control]
-        let one = try await FakeWeheServer.start(traces: traces, behaviour: firstBehaviour, host: first)
-        var two: FakeWeheServer?
-        if let secondBehaviour {
-            two = try await FakeWeheServer.start(
-                traces: traces, behaviour: secondBehaviour, host: second, sideChannelPort: one.sideChannelPort,
-                analyzerPort: one.analyzerPort)
+        // Server 2 takes server 1's port numbers on 127.0.0.2, where they may be taken: then both start over.
+        let (one, two) = try await PortCollisions.retrying { () async throws -> (FakeWeheServer, FakeWeheServer?) in
+            let one = try await FakeWeheServer.start(traces: traces, behaviour: firstBehaviour, host: first)
+            guard let secondBehaviour else { return (one, nil) }
+            do {
+                let two = try await FakeWeheServer.start(
+                    traces: traces, behaviour: secondBehaviour, host: second, sideChannelPort: one.sideChannelPort,
+                    analyzerPort: one.analyzerPort)
+                return (one, two)
+            } catch {
+                await one.stop()
+                throw error
+            }
         }
         do {
             let value = try await body(one, two, test)

@@ -205,7 +205,7 @@ struct LocalizationFleetTests {
                     }
                 }
                 return
-            } catch let error as ReplayServerError where error.code == .bindFailed && attempt < 5 {
+            } catch  where attempt < 5 && PortCollisions.isCollision(error) {
                 continue
             }
         }

@@ -43,6 +43,13 @@ struct DetectionThroughProxyTests {
     private func runTest(
         classifier: (_ replayPort: Int) -> Configuration.Classifier
     ) async throws -> (TestResult, ThrottlingProxyStatistics) {
+        // The proxy takes the server's port numbers on 127.0.0.1, where they may be taken: then both start over.
+        try await PortCollisions.retrying { try await runTestOnce(classifier: classifier) }
+    }
+
+    private func runTestOnce(
+        classifier: (_ replayPort: Int) -> Configuration.Classifier
+    ) async throws -> (TestResult, ThrottlingProxyStatistics) {
         let library = ReplayLibrary(directory: TestResources.sharedReplays)
         let test = try ReplayClient.Test.load("molotovtv", from: library, catalog: try library.catalog())
         var server = ReplayServerConfiguration(
