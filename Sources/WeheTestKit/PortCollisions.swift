@@ -15,7 +15,8 @@ public enum PortCollisions {
         while true {
             do {
                 return try await body()
-            } catch where attempt < attempts && isCollision(error) {
+            } catch {
+                guard attempt < attempts, isCollision(error) else { throw error }
                 attempt += 1
             }
         }

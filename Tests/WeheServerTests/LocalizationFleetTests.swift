@@ -205,8 +205,8 @@ struct LocalizationFleetTests {
                     }
                 }
                 return
-            } catch  where attempt < 5 && PortCollisions.isCollision(error) {
-                continue
+            } catch {
+                guard attempt < 5, PortCollisions.isCollision(error) else { throw error }
             }
         }
     }
