@@ -14,6 +14,10 @@
 # (both servers keep running across its R runs). Prints one line per run, then the table (correct / wrong /
 # inconclusive, median wall time of a whole `wehe localize`: single test + pair + localization).
 #
+# CSV columns (OUT): placement, run, verdict, expected, outcome, reason, exit, seconds, MWU p, the servers' own
+# verdicts, which test found sharing (throughput_similar, loss_correlated) and corr_significant: loss-correlation
+# interval sizes with p < 0.05 / sizes tested. A UDP app works too (its loss timeline comes from the client's
+# report), e.g. APP=skype PATTERN_HEX=2112a442 (the STUN magic cookie) RATE_KBIT=150.
 # Settings: R=10 APP=deezer PATTERN=dzcdn RATE_KBIT=4000 LINK_KBIT=100000 BIN=.build/debug (built unless
 #           SKIP_BUILD=1) REPLAYS=../shared/replays TB=ya OUT=<file> (one CSV line per run) KEEP=1 (keep logs)
 set -euo pipefail
@@ -53,7 +57,7 @@ localize_prerequisites
 
 # The commit the run is made from (HEAD may move while it runs), and the binaries used.
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-echo "placement,run,verdict,expected,outcome,reason,exit,seconds,mwu_p,server_verdicts" >"$OUT"
+echo "placement,run,verdict,expected,outcome,reason,exit,seconds,mwu_p,server_verdicts,throughput_similar,loss_correlated,corr_significant" >"$OUT"
 declare -A CORRECT WRONG INCONCLUSIVE
 TABLE=()
 for placement in "${PLACEMENTS[@]}"; do
@@ -82,7 +86,11 @@ for placement in "${PLACEMENTS[@]}"; do
         elapsed=$(cat "$WORK/last-seconds")
         seconds+=("$elapsed")
         verdicts=$(field "$result" serverVerdicts | tr -d "[]' " | tr ',' '/')
-        echo "$placement,$run,${verdict:-none},$expected,$outcome,$reason,$(cat "$WORK/last-status"),$elapsed,$(field "$result" mwuPValue),$verdicts" >>"$OUT"
+        # Which test spoke: the throughput sum, the loss correlation (interval sizes with p < 0.05 / sizes tested).
+        significant=$(python3 -c 'import json, sys
+p = (json.loads(sys.argv[1]) if sys.argv[1] else {}).get("correlationPValues") or []
+print(f"{sum(1 for x in p if x is not None and x < 0.05)}/{len(p)}")' "$result")
+        echo "$placement,$run,${verdict:-none},$expected,$outcome,$reason,$(cat "$WORK/last-status"),$elapsed,$(field "$result" mwuPValue),$verdicts,$(field "$result" throughputSimilar),$(field "$result" lossCorrelated),$significant" >>"$OUT"
         log "$placement $run/$R: ${verdict:-none} ($outcome${reason:+, $reason}) in $elapsed s"
     done
     median=$(printf '%s\n' "${seconds[@]}" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')

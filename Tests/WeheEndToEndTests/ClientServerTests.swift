@@ -15,40 +15,39 @@ struct ClientServerTests {
     @Test("TCP app test: both replays reach the server, the analyzer's verdict is stored in the SQLite history")
     func tcpAppTest() async throws {
         let test = try LoopbackWorld.test("tinyweb")
-        let (history, directory) = try await LoopbackWorld.history()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let phases = Mutex<[String]>([])
-        let result = try await LoopbackWorld.run(address: "127.0.0.11") { world in
-            let configuration = world.client(userID: "@e2etcp001", store: history)
-            let result = try await ReplayClient(configuration: configuration).run(test) { event in
-                switch event {
-                case .replayFinished(_, let role, _): phases.withLock { $0.append("finished.\(role)") }
-                case .analysisRequested: phases.withLock { $0.append("analysis") }
-                default: break
+        try await LoopbackWorld.withHistory { history in
+            let phases = Mutex<[String]>([])
+            let result = try await LoopbackWorld.run(address: "127.0.0.11") { world in
+                let configuration = world.client(userID: "@e2etcp001", store: history)
+                let result = try await ReplayClient(configuration: configuration).run(test) { event in
+                    switch event {
+                    case .replayFinished(_, let role, _): phases.withLock { $0.append("finished.\(role)") }
+                    case .analysisRequested: phases.withLock { $0.append("analysis") }
+                    default: break
+                    }
                 }
+                // The server recorded both replays of this test with the client's samples.
+                let serverRecord = try #require(
+                    try await world.serverStore.test(TestKey(userID: "@e2etcp001", historyCount: result.historyCount)))
+                #expect(Set(serverRecord.replays.map(\.replayName)) == ["TinyWeb-11212026", "TinyWebRandom-11212026"])
+                #expect(serverRecord.replays.allSatisfy { !$0.samples.mbps.isEmpty })
+                return result
             }
-            // The server recorded both replays of this test with the client's samples.
-            let serverRecord = try #require(
-                try await world.serverStore.test(TestKey(userID: "@e2etcp001", historyCount: result.historyCount)))
-            #expect(Set(serverRecord.replays.map(\.replayName)) == ["TinyWeb-11212026", "TinyWebRandom-11212026"])
-            #expect(serverRecord.replays.allSatisfy { !$0.samples.mbps.isEmpty })
-            return result
+            // Loopback throughput of a 0.6 s trace on a loaded machine is noisy: the verdict is whatever the analyzer
+            // decides (no throttler is in the path, so never "blocked"); it must be the one stored in the history.
+            #expect(result.verdict != .blocked)
+            #expect(result.original?.bytesReceived == test.original.bytesDown)
+            #expect(result.control?.bytesReceived == test.control.bytesDown)
+            #expect(result.summary.originalMeanMbps > 0 && result.summary.controlMeanMbps > 0)
+            #expect(result.summary.ksPValue >= 0 && result.summary.ksPValue <= 1)
+            #expect(Set(phases.withLock { $0 }) == ["finished.original", "finished.control", "analysis"])
+            let rows = try await history.history(userID: "@e2etcp001", beforeHistoryCount: nil, limit: 10)
+            #expect(rows.count == 1)
+            #expect(rows.first?.analysis?.verdict == result.verdict)
+            #expect(rows.first?.metadata.replayName == "TinyWeb-11212026")
+            let stored = try #require(try await history.test(TestKey(userID: "@e2etcp001", historyCount: 1)))
+            #expect(stored.replays.count == 2)
         }
-        // Loopback throughput of a 0.6 s trace on a loaded machine is noisy: the verdict is whatever the analyzer
-        // decides (no throttler is in the path, so never "blocked"); it must be the one stored in the history.
-        #expect(result.verdict != .blocked)
-        #expect(result.original?.bytesReceived == test.original.bytesDown)
-        #expect(result.control?.bytesReceived == test.control.bytesDown)
-        #expect(result.summary.originalMeanMbps > 0 && result.summary.controlMeanMbps > 0)
-        #expect(result.summary.ksPValue >= 0 && result.summary.ksPValue <= 1)
-        #expect(Set(phases.withLock { $0 }) == ["finished.original", "finished.control", "analysis"])
-        let rows = try await history.history(userID: "@e2etcp001", beforeHistoryCount: nil, limit: 10)
-        #expect(rows.count == 1)
-        #expect(rows.first?.analysis?.verdict == result.verdict)
-        #expect(rows.first?.metadata.replayName == "TinyWeb-11212026")
-        let stored = try #require(try await history.test(TestKey(userID: "@e2etcp001", historyCount: 1)))
-        #expect(stored.replays.count == 2)
-        await history.close()
     }
 
     @Test("UDP app test: datagrams both ways, STARTED/DONE on the side channel, a verdict from the analyzer")
@@ -81,23 +80,22 @@ struct ClientServerTests {
     @Test("a port whose address check fails is blocked: the control still runs, no analysis, stored as blocked")
     func blockedPort() async throws {
         let test = try LoopbackWorld.test("port8081s")
-        let (history, directory) = try await LoopbackWorld.history()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let result = try await LoopbackWorld.run(address: "127.0.0.14") { world in
-            // The server's listeners sit at recorded port + offset; WHATSMYIPMAN on the recorded port 8081 of
-            // 127.0.0.14 finds nobody, which is what a network blocking the port looks like to the client.
-            var configuration = world.client(userID: "@e2eblock01", store: history)
-            configuration.addressDiscovery = .always
-            configuration.timing.addressAttempts = 1
-            return try await ReplayClient(configuration: configuration).run(test)
+        try await LoopbackWorld.withHistory { history in
+            let result = try await LoopbackWorld.run(address: "127.0.0.14") { world in
+                // The server's listeners sit at recorded port + offset; WHATSMYIPMAN on the recorded port 8081 of
+                // 127.0.0.14 finds nobody, which is what a network blocking the port looks like to the client.
+                var configuration = world.client(userID: "@e2eblock01", store: history)
+                configuration.addressDiscovery = .always
+                configuration.timing.addressAttempts = 1
+                return try await ReplayClient(configuration: configuration).run(test)
+            }
+            #expect(result.verdict == .blocked)
+            #expect(result.original == nil)
+            #expect((result.control?.bytesReceived ?? 0) == test.control.bytesDown)
+            #expect(result.summary.areaTest == -1 && result.summary.ksPValue == -1)
+            let stored = try await history.history(userID: "@e2eblock01", beforeHistoryCount: nil, limit: 5)
+            #expect(stored.first?.analysis?.verdict == .blocked)
         }
-        #expect(result.verdict == .blocked)
-        #expect(result.original == nil)
-        #expect((result.control?.bytesReceived ?? 0) == test.control.bytesDown)
-        #expect(result.summary.areaTest == -1 && result.summary.ksPValue == -1)
-        let stored = try await history.history(userID: "@e2eblock01", beforeHistoryCount: nil, limit: 5)
-        #expect(stored.first?.analysis?.verdict == .blocked)
-        await history.close()
     }
 
     @Test("a refused admission (another test from the same address) fails with .admissionRefused, code 2")

@@ -12,9 +12,11 @@ import WeheTestKit
 struct LocalizationEndToEndTests {
     @Test("through a shared throttler: single test, pair on both servers, localize on server 1, stored both sides")
     func fullFlow() async throws {
+        try await LoopbackWorld.withHistory { history in try await checkFullFlow(history: history) }
+    }
+
+    private func checkFullFlow(history: SQLResultStore) async throws {
         let test = try LoopbackWorld.test("tinyweb")
-        let (history, directory) = try await LoopbackWorld.history()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         let userID = "@e2eloc001"
         let (single, located, serverRun) = try await LoopbackPair.run(
             servers: ["127.0.0.31", "127.0.0.32"], fronts: ["127.0.0.33", "127.0.0.34"], throttle: test
@@ -58,7 +60,6 @@ struct LocalizationEndToEndTests {
             try await history.localization(userID: userID, historyCounts: located.historyCounts))
         #expect(stored.summary?.verdict == located.verdict)
         #expect(stored.singleHistoryCount == single.historyCount)
-        await history.close()
     }
 
     @Test("a UDP test: after the simultaneous originals each server holds the client-reported loss timeline")

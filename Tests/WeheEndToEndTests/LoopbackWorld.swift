@@ -105,7 +105,22 @@ struct LoopbackWorld: Sendable {
         return try ReplayClient.Test.load(id, from: library, catalog: try library.catalog())
     }
 
-    /// A fresh SQLite history in a temporary directory.
+    /// Runs `body` with a fresh SQLite history, closed (and its directory removed) on every path: an SQLite store
+    /// dropped while open traps in debug builds, which would turn one failed expectation into a crashed test run.
+    static func withHistory<T>(_ body: (SQLResultStore) async throws -> T) async throws -> T {
+        let (store, directory) = try await history()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let value = try await body(store)
+            await store.close()
+            return value
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
+    /// A fresh SQLite history in a temporary directory (the caller closes it; prefer `withHistory`).
     static func history() async throws -> (SQLResultStore, String) {
         let directory = TestResources.temporaryDirectory("wehe-e2e-history")
         let store = try await SQLResultStore.open(
