@@ -9,6 +9,8 @@
 #   shared-aggregate  DPI throttler on the access router, one RATE_KBIT class for all    -> access-network
 #   branch            DPI throttler on branch a only (server 1's path)                     -> no-evidence
 #   none              nothing throttled                                                   -> no-evidence
+#   both-branches     the same DPI throttler on branch a and on branch b (not in the access network: both servers
+#                     see throttling, so the statistics decide; not in the default list)  -> no-evidence
 # "wrong" is the other conclusive verdict; "inconclusive" also counts runs whose localization did not run or whose
 # command failed. --force makes every run localize, whatever the single-server test found. One bed per placement
 # (both servers keep running across its R runs). Prints one line per run, then the table (correct / wrong /
@@ -66,7 +68,8 @@ for placement in "${PLACEMENTS[@]}"; do
         shared-aggregate) bed=(shared aggregate dpi) expected=access-network ;;
         branch) bed=(a aggregate dpi) expected=no-evidence ;;
         none) bed=(shared aggregate none) expected=no-evidence ;;
-        *) log "unknown placement $placement (shared-flow, shared-aggregate, branch, none)"; exit 2 ;;
+        both-branches) bed=(ab aggregate dpi) expected=no-evidence ;;
+        *) log "unknown placement $placement (shared-flow, shared-aggregate, branch, none, both-branches)"; exit 2 ;;
     esac
     ybed "${bed[@]}" || { log "the servers did not start for $placement"; exit 1; }
     CORRECT[$placement]=0 WRONG[$placement]=0 INCONCLUSIVE[$placement]=0

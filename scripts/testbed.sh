@@ -49,7 +49,7 @@
 #   TOPO=line        line: the three namespaces above. y: the Y of WeHeY (six namespaces, drawing above)
 #   PLACE=shared     TOPO=y: where the classifier and shaper sit. shared: on the access router r, interface rc (the
 #                    segment both servers' traffic crosses); a or b: on that branch router only, interface ar or br
-#                    (towards the client). Y shapes the download direction only (DIRS does not apply); LOSS_PM
+#                    (towards the client); ab: one identical throttler on each branch router. Y shapes the download direction only (DIRS does not apply); LOSS_PM
 #                    and DELAY_MS apply on r (rc) as in the line topology
 #   SCOPE=aggregate  aggregate: every matched flow shares one htb class 1:20 at RATE_KBIT (a per-plan limiter).
 #                    flow: each matched flow gets its own RATE_KBIT class (HMARK hashes the 5-tuple into one of
@@ -85,7 +85,8 @@ if [ "$TOPO" = y ]; then
         shared) SHAPE_NS=$R SHAPE_DEVS=rc ;;
         a) SHAPE_NS=$A SHAPE_DEVS=ar ;;
         b) SHAPE_NS=$B SHAPE_DEVS=br ;;
-        *) echo "testbed: unknown PLACE=$PLACE (shared, a or b)" >&2; exit 2 ;;
+        ab) SHAPE_NS=$A SHAPE_DEVS=ar ;; # and the same throttler on b (up installs both; status shows a)
+        *) echo "testbed: unknown PLACE=$PLACE (shared, a, b or ab)" >&2; exit 2 ;;
     esac
 fi
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -397,6 +398,13 @@ up() {
     if [ "$TOPO" = y ]; then topology_y; else topology; fi
     if [ "$MODE" != none ] || [ "$LINK_KBIT" != 0 ]; then shaper; fi
     classifier
+    if [ "$TOPO" = y ] && [ "$PLACE" = ab ]; then
+        # One identical throttler on each branch: both servers see throttling, none of it in the access network.
+        SHAPE_NS=$B SHAPE_DEVS=br
+        if [ "$MODE" != none ] || [ "$LINK_KBIT" != 0 ]; then shaper; fi
+        classifier
+        SHAPE_NS=$A SHAPE_DEVS=ar
+    fi
     impairments
     [ "$TOPO" = line ] || say "up: Y topology, throttler placed on $PLACE ($SHAPE_NS: $SHAPE_DEVS), scope $SCOPE"
     say "up: MODE=$MODE rate=${RATE_KBIT}kbit link=${LINK_KBIT}kbit delayed=${DELAYED_BYTES}B loss=${LOSS_PM}‰ delay=${DELAY_MS}ms prefix=$TB"

@@ -211,6 +211,33 @@ struct LocalizationFleetTests {
         }
     }
 
+    @Test("a UDP replay: correlated loss timelines are not used (a common schedule correlates them anywhere)")
+    func udpSkipsLossCorrelation() async throws {
+        try await Self.withPair { first, second, port in
+            let user = "@wehey0109"
+            try await AnalyzerTests.seed(
+                first.store, user: user, historyCount: 5, original: Self.single, control: Self.single)
+            try await AnalyzerTests.seed(
+                first.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
+            try await AnalyzerTests.seed(
+                second.store, user: user, historyCount: 7, original: Self.half, control: Self.half)
+            // The same seconds lossy on both branches: the TCP test above calls this correlated.
+            let lossy: Set<Int> = [2, 3, 9, 14, 15, 21, 26]
+            try await first.store.save(loss: Self.lossRecord(user: user, historyCount: 6, lossySeconds: lossy))
+            try await second.store.save(loss: Self.lossRecord(user: user, historyCount: 7, lossySeconds: lossy))
+            _ = try await Self.request(
+                port: port, method: "POST", target: "/Results",
+                body: Self.localizeBody(user: user, first: 6, second: 7, single: 5, replay: "TinyCall-11212026"))
+            let run = try #require(try await first.store.localization(userID: user, historyCounts: [6, 7]))
+            #expect(run.summary?.correlationPValues.isEmpty == true)
+            #expect(run.summary?.averageLoss.isEmpty == true)
+            #expect(run.summary?.note?.contains("loss-correlation test skipped: UDP replay") == true)
+            // The throughput test still ran and decides: the pair's sum matches the single replay.
+            #expect(run.summary?.mwuPValue != nil)
+            #expect(run.summary?.verdict == .accessNetwork)
+        }
+    }
+
     @Test("localize on 127.0.0.1 fetches 127.0.0.2's samples and loss timeline and computes both tests")
     func bothTests() async throws {
         // Server 2's wall clock is two minutes ahead: timelines align by each replay's own start all the same.
