@@ -145,6 +145,7 @@ struct AnalyzerAPI: Sendable {
             return failure(error.message)
         }
         try await store.save(loss: record)
+        context.udpSendLogs.forget(key)
         let lost = record.samples.reduce(0) { $0 + ($1.bytesLost > 0 ? 1 : 0) }
         return Answer(
             status: 200,

@@ -8,7 +8,8 @@ import WeheWire
 /// (`DatagramReceipt`); the two together are the replay's loss timeline. UDP has no acknowledgements, so this is the
 /// UDP counterpart of sampling `TCP_INFO` on a TCP replay socket.
 ///
-/// Bounded: at most `capacity` logs, each kept for `lifetime`; the oldest go first. A log is handed out once.
+/// Bounded: at most `capacity` logs, each kept for `lifetime`; the oldest go first. A log is forgotten once its report
+/// is stored, so later reports about it are refused.
 final class UDPSendLogs: Sendable {
     /// One stream: per datagram, when it left (seconds since the stream's first datagram), its size and digest.
     struct Log: Sendable, Hashable {
@@ -63,7 +64,8 @@ final class UDPSendLogs: Sendable {
     /// Number of logs waiting.
     var count: Int { logs.withLock { $0.count } }
 
-    /// Turns the client's report into the replay's loss record and forgets the log.
+    /// Turns the client's report into the replay's loss record. The log stays until `forget(_:)` (called once the
+    /// record is stored, so a store failure loses nothing and the client may report again).
     /// - Parameters:
     ///   - received: digests of the datagrams the client received, in arrival order.
     ///   - clientAddress: the report's source address.
@@ -84,10 +86,14 @@ final class UDPSendLogs: Sendable {
             guard unmatched * 10 <= received.count else {
                 throw .mismatch(unmatched: unmatched, received: received.count)
             }
-            logs[key] = nil
             return log
         }
         return Self.record(log, received: received, recordedAt: recordedAt)
+    }
+
+    /// Forgets the log of `key` (its report is stored).
+    func forget(_ key: ReplayKey) {
+        logs.withLock { _ = $0.removeValue(forKey: key) }
     }
 
     /// The loss record of `log` given the received digests.
