@@ -16,7 +16,7 @@
 #                      unshaped veth path itself; measured 0.00 % and 0.41 % in two runs on the test machine)
 #   injected p > 0  -> |measured - p| ≤ max(REL_TOLERANCE × p, 0.3 %)   (REL_TOLERANCE = 0.4)
 # Settings: APP=deezer (6 MB per replay, ≈ 4300 segments) UDP_APP=skype (1065 datagrams per replay)
-#           UDP_LEVELS="0 50" ("" for none) LINK_KBIT=0 BIN=.build/debug (built unless SKIP_BUILD=1)
+#           UDP_LEVELS="0 100" ("" for none) LINK_KBIT=0 BIN=.build/debug (built unless SKIP_BUILD=1)
 #           REPLAYS=../shared/replays TB=lc KEEP=1 (keep logs and databases)
 # Without root or the kernel features it prints why and exits 0 (skipped), or 1 when LOSS_REQUIRED=1.
 set -euo pipefail
@@ -32,7 +32,7 @@ fi
 export TB=${TB:-lc}
 APP=${APP:-deezer}
 UDP_APP=${UDP_APP:-skype}
-UDP_LEVELS=${UDP_LEVELS-0 50}
+UDP_LEVELS=${UDP_LEVELS-0 100}
 LINK_KBIT=${LINK_KBIT:-0}
 ZERO_TOLERANCE=${ZERO_TOLERANCE:-0.01}
 REL_TOLERANCE=${REL_TOLERANCE:-0.4}
