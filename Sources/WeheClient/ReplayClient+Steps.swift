@@ -12,24 +12,8 @@ extension ReplayClient {
     ///   - endOfTest: whether this is the last replay of the test on that server (field 6 of the declaration).
     ///   - appDuration: the catalog's duration of the app test, if any (sample interval).
     ///   - tls: the context for the side channel (used only when the configuration asks for TLS there).
+    /// - Returns: the replay's outcome and what else the session saw (the received datagrams of a UDP replay).
     /// - Throws: `ReplayClientError` as `ReplaySession.run` does.
-    func replay(
-        _ trace: ReplayTrace,
-        role: ReplayRole,
-        historyCount: Int,
-        endOfTest: Bool,
-        appDuration: Double?,
-        address: String,
-        tls: NIOSSLContext?,
-        onProgress: @escaping @Sendable (ReplayProgress) -> Void
-    ) async throws(ReplayClientError) -> ReplayOutcome {
-        try await replaySession(
-            trace, role: role, historyCount: historyCount, endOfTest: endOfTest, appDuration: appDuration,
-            address: address, tls: tls, onProgress: onProgress
-        ).outcome
-    }
-
-    /// `replay`, with what else the session saw (the received datagrams of a UDP replay).
     func replaySession(
         _ trace: ReplayTrace,
         role: ReplayRole,
@@ -65,12 +49,7 @@ extension ReplayClient {
         historyCount: Int,
         testID: Int
     ) async throws(ReplayClientError) -> String? {
-        let analyzer = AnalyzerClient(
-            http: HTTPClient(
-                tls: configuration.analyzerTLS ? tls : nil, connectTimeout: configuration.timing.connect,
-                requestTimeout: configuration.timing.httpRequest),
-            host: address, port: configuration.analyzerPort, timing: configuration.timing,
-            logger: configuration.logger)
+        let analyzer = analyzerClient(address: address, tls: tls)
         return try await analyzer.reportDatagrams(
             userID: configuration.userID, historyCount: historyCount, testID: testID, received: received)
     }
@@ -80,12 +59,7 @@ extension ReplayClient {
     func analysis(address: String, tls: NIOSSLContext?, historyCount: Int) async throws(ReplayClientError)
         -> AnalysisSummary
     {
-        let analyzer = AnalyzerClient(
-            http: HTTPClient(
-                tls: configuration.analyzerTLS ? tls : nil, connectTimeout: configuration.timing.connect,
-                requestTimeout: configuration.timing.httpRequest),
-            host: address, port: configuration.analyzerPort, timing: configuration.timing,
-            logger: configuration.logger)
+        let analyzer = analyzerClient(address: address, tls: tls)
         let numbers = try await analyzer.analyse(userID: configuration.userID, historyCount: historyCount)
         let decision = configuration.verdictRules.decide(
             areaTest: numbers.areaTest, ksPValue: numbers.ksPValue, ks2Ratio: numbers.ks2RatioTest,
@@ -95,5 +69,15 @@ extension ReplayClient {
             originalMeanMbps: numbers.originalMeanMbps, controlMeanMbps: numbers.controlMeanMbps,
             ksStatistic: numbers.ksStatistic, ksPValue: numbers.ksPValue, verdict: decision.verdict,
             direction: decision.direction, thresholds: decision.thresholds)
+    }
+
+    /// The analyzer client of `address` with this configuration's port, TLS trust and timing.
+    private func analyzerClient(address: String, tls: NIOSSLContext?) -> AnalyzerClient {
+        AnalyzerClient(
+            http: HTTPClient(
+                tls: configuration.analyzerTLS ? tls : nil, connectTimeout: configuration.timing.connect,
+                requestTimeout: configuration.timing.httpRequest),
+            host: address, port: configuration.analyzerPort, timing: configuration.timing,
+            logger: configuration.logger)
     }
 }

@@ -211,23 +211,32 @@ struct LocalizationFleetTests {
         }
     }
 
+    /// A single test (history count 5, on server 1), then a pair whose halves sum to it (6 on server 1, 7 on
+    /// server 2) and whose loss timelines drop in the same seconds: a shared per-user policer, as both tests see it.
+    static func seedSharedPolicer(
+        _ first: ServerHarness.Running, _ second: ServerHarness.Running, user: String
+    ) async throws {
+        try await AnalyzerTests.seed(
+            first.store, user: user, historyCount: 5, original: Self.single, control: Self.single)
+        try await AnalyzerTests.seed(
+            first.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
+        try await AnalyzerTests.seed(
+            second.store, user: user, historyCount: 7, original: Self.half, control: Self.half)
+        let lossy: Set<Int> = [2, 3, 9, 14, 15, 21, 26]
+        try await first.store.save(loss: Self.lossRecord(user: user, historyCount: 6, lossySeconds: lossy))
+        try await second.store.save(loss: Self.lossRecord(user: user, historyCount: 7, lossySeconds: lossy))
+    }
+
     @Test("a UDP replay: correlated loss timelines are not used (a common schedule correlates them anywhere)")
     func udpSkipsLossCorrelation() async throws {
         try await Self.withPair { first, second, port in
             let user = "@wehey0109"
-            try await AnalyzerTests.seed(
-                first.store, user: user, historyCount: 5, original: Self.single, control: Self.single)
-            try await AnalyzerTests.seed(
-                first.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
-            try await AnalyzerTests.seed(
-                second.store, user: user, historyCount: 7, original: Self.half, control: Self.half)
-            // The same seconds lossy on both branches: the TCP test above calls this correlated.
-            let lossy: Set<Int> = [2, 3, 9, 14, 15, 21, 26]
-            try await first.store.save(loss: Self.lossRecord(user: user, historyCount: 6, lossySeconds: lossy))
-            try await second.store.save(loss: Self.lossRecord(user: user, historyCount: 7, lossySeconds: lossy))
-            _ = try await Self.request(
+            // The same seconds lossy on both branches: the TCP test below calls this correlated.
+            try await Self.seedSharedPolicer(first, second, user: user)
+            let queued = try await Self.request(
                 port: port, method: "POST", target: "/Results",
                 body: Self.localizeBody(user: user, first: 6, second: 7, single: 5, replay: "TinyCall-11212026"))
+            #expect(queued.body == #"{"success": true}"#)
             let run = try #require(try await first.store.localization(userID: user, historyCounts: [6, 7]))
             #expect(run.summary?.correlationPValues.isEmpty == true)
             #expect(run.summary?.averageLoss.isEmpty == true)
@@ -243,16 +252,8 @@ struct LocalizationFleetTests {
         // Server 2's wall clock is two minutes ahead: timelines align by each replay's own start all the same.
         try await Self.withPair(secondClockSkew: 120) { first, second, port in
             let user = "@wehey0101"
-            try await AnalyzerTests.seed(
-                first.store, user: user, historyCount: 5, original: Self.single, control: Self.single)
-            try await AnalyzerTests.seed(
-                first.store, user: user, historyCount: 6, original: Self.half, control: Self.half)
-            try await AnalyzerTests.seed(
-                second.store, user: user, historyCount: 7, original: Self.half, control: Self.half)
             // The same policer drops on both branches in the same seconds.
-            let lossy: Set<Int> = [2, 3, 9, 14, 15, 21, 26]
-            try await first.store.save(loss: Self.lossRecord(user: user, historyCount: 6, lossySeconds: lossy))
-            try await second.store.save(loss: Self.lossRecord(user: user, historyCount: 7, lossySeconds: lossy))
+            try await Self.seedSharedPolicer(first, second, user: user)
             let queued = try await Self.request(
                 port: port, method: "POST", target: "/Results",
                 body: Self.localizeBody(user: user, first: 6, second: 7, single: 5))
