@@ -71,6 +71,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             exclude: ["README.md"],
             swiftSettings: strict
@@ -137,7 +138,14 @@ let package = Package(
         // layer 3
         .target(
             name: "WeheTestKit",
-            dependencies: ["WeheCore", "WeheWire"],
+            dependencies: [
+                "WeheCore", "WeheWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             exclude: ["README.md"],
             swiftSettings: strict
         ),
