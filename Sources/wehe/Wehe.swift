@@ -10,7 +10,8 @@ struct Wehe: AsyncParsableCommand {
         abstract: "Detect whether your network treats some apps' traffic differently (Wehe for Swift).",
         discussion: CLIError.Code.table,
         subcommands: [
-            RunCommand.self, LocalizeCommand.self, DemoCommand.self, ResultsCommand.self, DashboardCommand.self,
+            RunCommand.self, ServersCommand.self, LocalizeCommand.self, DemoCommand.self, ResultsCommand.self,
+            DashboardCommand.self,
             SettingsCommand.self, ReplaysCommand.self, AnalyzeCommand.self, TestbedCommand.self,
         ]
     )

@@ -15,7 +15,8 @@ enum LocalizationStep {
         force: Bool,
         strings: Strings,
         json: Bool,
-        renderer: ProgressRenderer
+        renderer: ProgressRenderer,
+        envelope: AccessEnvelope? = nil
     ) async throws -> LocalizationResult? {
         guard single.verdict == .differentiation || force else {
             renderer.note(strings.localizationSkipped(test.entry.id))
@@ -26,9 +27,11 @@ enum LocalizationStep {
         do {
             let server = try client.singleTestServer()
             result = try await Interrupts.cancellingOnSIGINT { () async throws -> LocalizationResult in
-                try await client.localize(
-                    test, after: LocalizationClient.SingleTest(server: server, historyCount: single.historyCount)
-                ) { renderer.handle($0) }
+                try await RunCommand.guarded(envelope) {
+                    try await client.localize(
+                        test, after: LocalizationClient.SingleTest(server: server, historyCount: single.historyCount)
+                    ) { renderer.handle($0) }
+                }
             }
         } catch let error as ReplayClientError {
             throw error.code == .cancelled ? CLIError(code: .interrupted, strings.interrupted) : CLIError(error)

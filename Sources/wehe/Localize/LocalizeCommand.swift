@@ -33,16 +33,30 @@ struct LocalizeCommand: AsyncParsableCommand {
             var settings = try directory.loadSettings()
             let strings = Strings.select(options.language ?? settings.language)
             try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
-            let library = ReplayLibrary(directory: try replays.resolved())
+            let replayDirectory = try replays.resolved()
+            let library = ReplayLibrary(directory: replayDirectory)
             let catalog = try TestSelection.catalog(library)
             let selected = try TestSelection.load([test], from: library, catalog: catalog)
-            var configuration = try connection.setup(options).configuration(settings: settings, directory: directory)
+            let lock = try TestLock.acquire(directory, strings: strings)
+            defer { withExtendedLifetime(lock) {} }
+            let setup = connection.setup(options)
+            var configuration = try setup.configuration(settings: settings, directory: directory)
+            let fleet = try setup.fleetPlan(settings: settings, replayDirectory: replayDirectory)
+            let expected = setup.expectedCertificate(settings: settings, plan: fleet)
             let localizing = (options: try localization.options(), force: localization.force)
-            try await History.with(directory) { history in
-                configuration.store = history
-                try await RunCommand.execute(
-                    selected, configuration: configuration, strings: strings, json: options.json,
-                    localization: localizing)
+            do {
+                try await History.with(directory) { history in
+                    configuration.store = history
+                    try await FleetStep.withAccess(
+                        fleet, configuration: configuration, directory: directory, json: options.json
+                    ) { configuration, envelope in
+                        try await RunCommand.execute(
+                            selected, configuration: configuration, strings: strings, json: options.json,
+                            localization: localizing, envelope: envelope)
+                    }
+                }
+            } catch let error as CLIError {
+                throw error.explainingTrust(expected)
             }
         } catch let error as CLIError {
             throw error.exit()

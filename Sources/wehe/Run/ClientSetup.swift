@@ -19,6 +19,8 @@ struct ClientSetup: Sendable {
     var pValueThreshold: Double?
     /// `--no-confirmation`.
     var noConfirmation: Bool
+    /// `--mlab`, `--locate-url`, `--locate-ca`, `--site`, `--resolve`.
+    var fleet = FleetOptions()
 
     /// The client configuration for a test with `settings` (history counts come from, and are saved to, the
     /// settings file of `directory`). The caller sets the result store.
@@ -26,12 +28,73 @@ struct ClientSetup: Sendable {
     func configuration(settings: WeheSettings, directory: DataDirectory) throws -> ReplayClientConfiguration {
         ReplayClientConfiguration(
             server: server ?? settings.server, userID: settings.userID,
-            trustedCertificatesPEM: try RunCommand.readCertificate(certificate ?? settings.certificate),
+            trustedCertificatesPEM: try RunCommand.readCertificate(certificatePath(settings)),
             sideChannelPort: sideChannelPort, analyzerPort: analyzerPort,
             verdictRules: try TestSelection.verdictRules(
                 rules: rules ?? settings.ruleSet, area: areaThreshold ?? settings.areaThreshold,
                 pValue: pValueThreshold ?? settings.ksPValueThreshold),
             confirmation: settings.confirmation && !noConfirmation,
             historyCounter: SettingsHistoryCounter(directory: directory, settings: settings))
+    }
+}
+
+extension ClientSetup {
+    /// The certificate file named by `--cert` or the settings.
+    func certificatePath(_ settings: WeheSettings) -> String? {
+        certificate ?? settings.certificate
+    }
+
+    /// Whether a test takes the fleet path: `--mlab`, or the server (option, else setting) is the published
+    /// default name. `--server <host>` bypasses locate.
+    func usesFleet(_ settings: WeheSettings) throws -> Bool {
+        if fleet.mlab {
+            if let server, !FleetConfiguration.meansFleet(server) {
+                throw CLIError(code: .invalidInput, "--mlab and --server \(server) contradict each other; pick one")
+            }
+            return true
+        }
+        return FleetConfiguration.meansFleet(server ?? settings.server)
+    }
+
+    /// How to reach the fleet, when a test takes the fleet path (`nil` otherwise): the locate service, its CA, the
+    /// site, address overrides, and the certificate the fleet's servers are checked against (`--cert` or the
+    /// setting when given, else the Wehe CA found next to the replays).
+    /// - Throws: `CLIError` for an unreadable CA file, a malformed `--resolve`, or a missing Wehe CA.
+    func fleetPlan(settings: WeheSettings, replayDirectory: String?) throws -> FleetPlan? {
+        guard try usesFleet(settings) else { return nil }
+        let configuration = try fleetConfiguration(settings: settings)
+        let trust: FleetTrust
+        if let path = certificatePath(settings) {
+            trust = FleetTrust(path: path, label: path)
+        } else {
+            trust = try FleetTrust.weheCA(replayDirectory: replayDirectory)
+        }
+        return FleetPlan(configuration: configuration, trust: trust)
+    }
+
+    /// The locate service, its CA, the site and the address overrides, from the options over the settings.
+    func fleetConfiguration(settings: WeheSettings) throws -> FleetConfiguration {
+        var overrides: [String: String] = [:]
+        for entry in fleet.resolve {
+            guard let colon = entry.firstIndex(of: ":"), colon != entry.startIndex,
+                entry.index(after: colon) != entry.endIndex
+            else {
+                throw CLIError(code: .invalidInput, "--resolve wants host:address, not '\(entry)'")
+            }
+            overrides[String(entry[..<colon])] = String(entry[entry.index(after: colon)...])
+        }
+        let configuration = FleetConfiguration(
+            locateURL: fleet.locateURL ?? settings.locateURL ?? FleetConfiguration.defaultLocateURL,
+            additionalTrustPEM: try RunCommand.readCertificate(fleet.locateCA ?? settings.locateCA),
+            sites: (fleet.site ?? settings.site).map { [$0] } ?? [],
+            addressOverrides: overrides)
+        return configuration
+    }
+
+    /// What a TLS failure should name as the expected certificate.
+    func expectedCertificate(settings: WeheSettings, plan: FleetPlan?) -> String {
+        if let plan { return plan.trust.label }
+        if let path = certificatePath(settings) { return path }
+        return "the system's trust store"
     }
 }

@@ -36,18 +36,32 @@ struct RunCommand: AsyncParsableCommand {
             var settings = try directory.loadSettings()
             let strings = Strings.select(options.language ?? settings.language)
             try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
-            let library = ReplayLibrary(directory: try replays.resolved())
+            let replayDirectory = try replays.resolved()
+            let library = ReplayLibrary(directory: replayDirectory)
             let catalog = try TestSelection.catalog(library)
             let ids =
                 all ? catalog.entries.filter { TestSelection.available($0, library, catalog) }.map(\.id) : tests
             let selected = try TestSelection.load(ids, from: library, catalog: catalog)
-            var configuration = try connection.setup(options).configuration(settings: settings, directory: directory)
+            let lock = try TestLock.acquire(directory, strings: strings)
+            defer { withExtendedLifetime(lock) {} }
+            let setup = connection.setup(options)
+            var configuration = try setup.configuration(settings: settings, directory: directory)
+            let fleet = try setup.fleetPlan(settings: settings, replayDirectory: replayDirectory)
+            let expected = setup.expectedCertificate(settings: settings, plan: fleet)
             let localizing = localize ? (options: try localization.options(), force: localization.force) : nil
-            try await History.with(directory) { history in
-                configuration.store = history
-                try await Self.execute(
-                    selected, configuration: configuration, strings: strings, json: options.json,
-                    localization: localizing)
+            do {
+                try await History.with(directory) { history in
+                    configuration.store = history
+                    try await FleetStep.withAccess(
+                        fleet, configuration: configuration, directory: directory, json: options.json
+                    ) { configuration, envelope in
+                        try await Self.execute(
+                            selected, configuration: configuration, strings: strings, json: options.json,
+                            localization: localizing, envelope: envelope)
+                    }
+                }
+            } catch let error as CLIError {
+                throw error.explainingTrust(expected)
             }
         } catch let error as CLIError {
             throw error.exit()
@@ -56,13 +70,15 @@ struct RunCommand: AsyncParsableCommand {
 
     /// Runs the tests one after the other with progress, then prints the table (or JSON lines). With
     /// `localization`, each test with a differentiation verdict (every test when forced) is then localized; an
-    /// inconclusive localization makes the command exit 27 once every test ran.
+    /// inconclusive localization makes the command exit 27 once every test ran. With a fleet `envelope`, each test
+    /// and its localization run only while it is open (its closing stops them with exit 33).
     static func execute(
         _ tests: [ReplayClient.Test],
         configuration: ReplayClientConfiguration,
         strings: Strings,
         json: Bool,
-        localization: (options: LocalizationOptions, force: Bool)? = nil
+        localization: (options: LocalizationOptions, force: Bool)? = nil,
+        envelope: AccessEnvelope? = nil
     ) async throws {
         let renderer = ProgressRenderer(strings: strings, json: json)
         let client = ReplayClient(configuration: configuration)
@@ -72,14 +88,15 @@ struct RunCommand: AsyncParsableCommand {
         for test in tests {
             do {
                 let result = try await Interrupts.cancellingOnSIGINT { () async throws -> TestResult in
-                    try await client.run(test) { renderer.handle($0) }
+                    try await Self.guarded(envelope) { try await client.run(test) { renderer.handle($0) } }
                 }
                 results.append(result)
                 if json { print(ResultOutput.json(result)) }
                 if let localization {
                     if let located = try await LocalizationStep.run(
                         test, after: result, configuration: configuration, options: localization.options,
-                        force: localization.force, strings: strings, json: json, renderer: renderer)
+                        force: localization.force, strings: strings, json: json, renderer: renderer,
+                        envelope: envelope)
                     {
                         localized.append(located)
                     }
@@ -89,6 +106,9 @@ struct RunCommand: AsyncParsableCommand {
                 break
             } catch let error as CLIError {
                 failure = error
+                break
+            } catch let error as FleetError {
+                failure = CLIError(error)
                 break
             }
         }
@@ -104,6 +124,14 @@ struct RunCommand: AsyncParsableCommand {
                     + strings.localizationLine(
                         inconclusive.verdict.rawValue, reason: inconclusive.reason?.code.rawValue))
         }
+    }
+
+    /// Runs `body` within the envelope's life when there is one.
+    static func guarded<T: Sendable>(_ envelope: AccessEnvelope?, _ body: @escaping @Sendable () async throws -> T)
+        async throws -> T
+    {
+        guard let envelope else { return try await body() }
+        return try await envelope.guarding(body)
     }
 
     static func readCertificate(_ path: String?) throws -> String? {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import WeheClient
 
 /// `wehe settings show`.
 struct ShowSettings: AsyncParsableCommand {
@@ -17,7 +18,10 @@ struct ShowSettings: AsyncParsableCommand {
                 Terminal.table(
                     header: ["SETTING", "VALUE"],
                     rows: [
-                        ["server", settings.server], ["certificate", settings.certificate ?? "(system roots)"],
+                        ["server", settings.server],
+                        ["certificate", settings.certificate ?? "(the Wehe CA for the fleet, else system roots)"],
+                        ["locate-url", settings.locateURL ?? FleetConfiguration.defaultLocateURL],
+                        ["locate-ca", settings.locateCA ?? "(system roots)"], ["site", settings.site ?? "nearest"],
                         ["user-id", settings.userID], ["area-threshold", show(settings.areaThreshold)],
                         ["p-threshold", show(settings.ksPValueThreshold)], ["rules", settings.ruleSet],
                         ["confirmation", settings.confirmation ? "on" : "off"],

@@ -1,10 +1,17 @@
 import Foundation
 
 /// What `wehe` remembers between runs, in `<data directory>/settings.json`: server, certificate, user id, the last
-/// history count, thresholds, language and consent.
+/// history count, thresholds, language and consent. The default server is the published clients' default name,
+/// which means "find a server of the public fleet through M-Lab's locate service".
 struct WeheSettings: Codable, Equatable {
-    var server: String = "127.0.0.1"
+    var server: String = "wehe4.meddle.mobi"
     var certificate: String?
+    /// The locate service's base URL (`nil`: M-Lab's).
+    var locateURL: String?
+    /// A CA (PEM file) trusted next to the system's roots for the locate service and the access envelopes.
+    var locateCA: String?
+    /// The site to ask locate for (`nil`: the nearest).
+    var site: String?
     var userID: String = WeheSettings.makeUserID()
     var lastHistoryCount: Int = 0
     var areaThreshold: Double?
@@ -22,7 +29,8 @@ struct WeheSettings: Codable, Equatable {
 
     /// Keys accepted by `wehe settings set`.
     static let keys = [
-        "server", "certificate", "user-id", "area-threshold", "p-threshold", "rules", "confirmation", "language",
+        "server", "certificate", "locate-url", "locate-ca", "site", "user-id", "area-threshold", "p-threshold", "rules",
+        "confirmation", "language",
         "consent",
     ]
 
@@ -45,6 +53,9 @@ struct WeheSettings: Codable, Equatable {
         switch key {
         case "server": server = value
         case "certificate": certificate = value.isEmpty || value == "none" ? nil : value
+        case "locate-url": locateURL = value.isEmpty || value == "default" ? nil : value
+        case "locate-ca": locateCA = value.isEmpty || value == "none" ? nil : value
+        case "site": site = value.isEmpty || value == "nearest" ? nil : value
         case "user-id":
             guard value.utf8.count >= 2, value.utf8.count <= 64,
                 value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "@") })

@@ -16,6 +16,8 @@ struct CLIError: Error, CustomStringConvertible {
         case tlsFailed = 6
         /// The server's port map has no entry for the replay (Java 7).
         case portMapMissing = 7
+        /// No access envelope of any located server opened (Java 9; no fallback server).
+        case noEnvelope = 9
         /// The server does not have this replay (`0;1`, Java 15).
         case replayUnknownOnServer = 15
         /// Another test from this address is running (`0;2`, Java 16).
@@ -38,6 +40,18 @@ struct CLIError: Error, CustomStringConvertible {
         case storeFailed = 26
         /// A WeHeY localization ran but could not decide (the reason is printed).
         case localizationInconclusive = 27
+        /// The locate service could not be reached (name, connection or TLS).
+        case locateUnreachable = 28
+        /// The locate service did not answer in time.
+        case locateTimedOut = 29
+        /// The locate service answered with an error object or a non-2xx status.
+        case locateRefused = 30
+        /// The locate service offered no server.
+        case locateEmpty = 31
+        /// The locate service's answer is not the locate v2 format.
+        case locateMalformed = 32
+        /// The access envelope closed during the test (the test was stopped).
+        case envelopeClosed = 33
         /// Interrupted (Ctrl-C).
         case interrupted = 130
 
@@ -45,10 +59,13 @@ struct CLIError: Error, CustomStringConvertible {
         static var table: String {
             """
             Exit codes: 0 success; 1 invalid input; 3 missing file; 4 consent not given; \
-            5 server unreachable; 6 TLS failure; 7 no port-map entry; 15 replay unknown on the server; \
+            5 server unreachable; 6 TLS failure; 7 no port-map entry; 9 no access envelope opened (fleet); \
+            15 replay unknown on the server; \
             16 another test from this address is running; 17 server low on resources; 18 refused (other code); \
             19 protocol violation; 20 analyzer failed or no result; 21 server stopped answering; 22 replay failed; \
             25 result for another user or test; 26 history or settings not writable; 27 localization inconclusive; \
+            28 locate service unreachable; 29 locate timed out; 30 locate answered an error; 31 locate offered no \
+            server; 32 locate answer malformed; 33 access envelope closed during the test; \
             64 usage error (a wrong option or argument); 130 interrupted (Ctrl-C).
             """
         }
