@@ -25,6 +25,31 @@ package struct LoadedReplay: Sendable {
         return Set(server.udpFlows.map { "\($0.csPair.serverPort)/\($0.csPair.clientPort)" }).count
     }
 
+    /// How many of a UDP flow's first client datagrams identify a replay of it (the reference server's look-up table
+    /// keys UDP flows by the digests of their first 5 client datagrams, protocol.md 1.5).
+    package static let udpOpeningCount = 5
+
+    /// Whether this replay has a UDP flow to the recorded server port `serverPort`.
+    package func hasUDPFlow(serverPort: Int) -> Bool {
+        server.udpFlows.contains { Int($0.csPair.serverPort) == serverPort }
+    }
+
+    /// The UDP flow to `serverPort` whose first client datagrams (`udpOpeningCount` of them, empty ones left out)
+    /// include `payload`: the flow a replay of this trace starts when a datagram with this content opens it. `nil`
+    /// when no flow starts with it (e.g. a datagram from the end of an earlier replay).
+    package func udpFlow(opening payload: some Collection<UInt8>, serverPort: Int) -> UDPServerFlow? {
+        guard !payload.isEmpty else { return nil }
+        for flow in server.udpFlows where Int(flow.csPair.serverPort) == serverPort {
+            var seen = 0
+            for packet in client.packets where packet.csPair == flow.csPair && !packet.payload.isEmpty {
+                if packet.payload.elementsEqual(payload) { return flow }
+                seen += 1
+                if seen == Self.udpOpeningCount { break }
+            }
+        }
+        return nil
+    }
+
     /// What the server sends on a UDP flow: the recorded server datagrams, or the client's own recorded datagrams of
     /// that flow with the client's timing (relative to the flow's first datagram) when the trace has none.
     package func udpSchedule(for flow: UDPServerFlow) -> [ServerDatagram] {

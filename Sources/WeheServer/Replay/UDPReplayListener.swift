@@ -4,10 +4,13 @@ import Synchronization
 import WeheCore
 import WeheWire
 
-/// One UDP replay port (protocol.md 7.2): the first datagram from a new client address and port whose address holds
-/// a UDP session starts the server's stream to that address (recorded server datagrams, or the client's recorded
-/// datagrams of the flow with their timing), framed by `STARTED;<port>` / `DONE;<port>` on the side channel.
-/// Datagrams from unknown senders and later datagrams of a running flow are ignored (content is never checked).
+/// One UDP replay port (protocol.md 7.2): the first datagram from a new client address and port that opens a flow of
+/// a waiting UDP session of that address starts the server's stream to that address and port (recorded server
+/// datagrams, or the client's recorded datagrams of the flow with their timing), framed by `STARTED;<port>` /
+/// `DONE;<port>` on the side channel. Which session a datagram opens is decided by `claim`: by its
+/// content, not by the address alone, so that the late end of an earlier replay cannot take the next one (unlike the
+/// reference server, which checks no content). Datagrams from unknown senders, datagrams that open no waiting session
+/// and later datagrams of a running flow are ignored.
 struct UDPReplayListener {
     let context: ServerContext
     let channel: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
@@ -20,6 +23,8 @@ struct UDPReplayListener {
         logger[metadataKey: "wehe.port"] = "\(channel.channel.localAddress?.port ?? 0)"
         let streamLogger = logger
         let active = ActiveFlows()
+        // Sources (`address|port`) that started a flow on this port, and when: see `claim`.
+        var carried: [String: ContinuousClock.Instant] = [:]
         try await channel.executeThenClose { inbound, outbound in
             try await withThrowingDiscardingTaskGroup { group in
                 for try await envelope in inbound {
@@ -27,16 +32,20 @@ struct UDPReplayListener {
                     let ip = AddressText.normalized(address.ipAddress ?? "unknown")
                     let source = "\(ip)|\(address.port ?? 0)"
                     if active.contains(source) { continue }
-                    guard let (session, index) = await context.registry.claimUDP(peerAddress: ip, source: source)
+                    let payload = Array(envelope.data.readableBytesView)
+                    guard let (session, index) = await claim(payload, from: ip, source: source, carried: &carried)
                     else {
                         streamLogger.debug(
-                            "UDP datagram ignored: no waiting session",
+                            "UDP datagram ignored: no waiting session it opens",
                             metadata: ["wehe.peer": "\(AddressText.redacted(ip))"])
                         continue
                     }
+                    let opened = session.replay.udpFlow(opening: payload, serverPort: recordedPort)
                     active.insert(source)
                     group.addTask {
-                        await stream(session, flowIndex: index, to: address, outbound: outbound, logger: streamLogger)
+                        await stream(
+                            session, flowIndex: index, opened: opened, to: address, outbound: outbound,
+                            logger: streamLogger)
                         active.remove(source)
                     }
                 }
@@ -44,18 +53,50 @@ struct UDPReplayListener {
         }
     }
 
+    /// How long a source that started a flow is remembered.
+    static let carriedMemory: Duration = .seconds(600)
+
+    /// The waiting session of `ip` a datagram from a new source starts, with the index of the flow (issue 13 item 7).
+    ///
+    /// The address alone is not enough: a shaper's upload queue can release the last datagrams of an address's
+    /// previous replay after its next session was admitted, and that session must not be streamed to the old,
+    /// closed port. A datagram therefore starts a session's flow when its payload is one of the flow's first client
+    /// datagrams (`LoadedReplay.udpFlow(opening:serverPort:)`: the declared trace, original or control). A datagram
+    /// of other content (a client that alters payloads, or whose first datagrams were lost) starts one only from a
+    /// source that has not already started a flow on this port in the last `carriedMemory` — never from the port
+    /// of an earlier replay.
+    private func claim(
+        _ payload: [UInt8], from ip: String, source: String, carried: inout [String: ContinuousClock.Instant]
+    ) async -> (Session, Int)? {
+        let port = recordedPort
+        var found = await context.registry.claimUDP(peerAddress: ip, source: source) { session in
+            session.replay.udpFlow(opening: payload, serverPort: port) != nil
+        }
+        let now = ContinuousClock.now
+        if found == nil, carried[source].map({ $0.duration(to: now) >= Self.carriedMemory }) ?? true {
+            found = await context.registry.claimUDP(peerAddress: ip, source: source) { session in
+                session.replay.hasUDPFlow(serverPort: port)
+            }
+        }
+        if found != nil {
+            carried = carried.filter { $0.value.duration(to: now) < Self.carriedMemory }
+            carried[source] = now
+        }
+        return found
+    }
+
     private func stream(
         _ session: Session,
         flowIndex: Int,
+        opened: UDPServerFlow?,
         to address: SocketAddress,
         outbound: NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>,
         logger: Logger
     ) async {
-        let flows = session.replay.server.udpFlows
-        let matching = flows.filter { Int($0.csPair.serverPort) == recordedPort }
-        let candidates = matching.isEmpty ? flows : matching
+        let candidates = session.replay.server.udpFlows.filter { Int($0.csPair.serverPort) == recordedPort }
         guard !candidates.isEmpty else { return }
-        let flow = candidates[min(flowIndex, candidates.count - 1)]
+        // The flow the first datagram opens; otherwise this port's flows in start order.
+        let flow = opened ?? candidates[min(flowIndex, candidates.count - 1)]
         let schedule = session.replay.udpSchedule(for: flow)
         let clientPort = UInt16(clamping: address.port ?? 0)
         let limit = context.configuration.limits.udpStreamDuration

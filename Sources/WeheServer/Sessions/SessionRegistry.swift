@@ -120,9 +120,13 @@ package actor SessionRegistry {
         byPeer[peerAddress]?.first { $0.claimTCP() }
     }
 
-    /// The session a UDP datagram from a new source belongs to, with the index of the flow it starts.
-    package func claimUDP(peerAddress: String, source: String) -> (Session, Int)? {
-        for session in byPeer[peerAddress] ?? [] {
+    /// The session a UDP datagram from a new source belongs to, with the index of the flow it starts: the first
+    /// session of that address, in admission order, that `accepts` (the listener's test of the datagram, e.g. its
+    /// content) and that awaits another flow.
+    package func claimUDP(
+        peerAddress: String, source: String, accepts: @Sendable (Session) -> Bool = { _ in true }
+    ) -> (Session, Int)? {
+        for session in byPeer[peerAddress] ?? [] where accepts(session) {
             if let index = session.claimUDPFlow(source: source) { return (session, index) }
         }
         return nil
