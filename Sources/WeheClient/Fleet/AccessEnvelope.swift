@@ -97,9 +97,15 @@ public final class AccessEnvelope: Sendable {
     /// Whether the envelope is still open.
     public var isOpen: Bool { channel.isActive }
 
-    /// Returns once the envelope has closed (either side).
+    /// Returns once the envelope has closed (either side), or when the calling task is cancelled.
     public func waitUntilClosed() async {
-        try? await channel.closeFuture.get()
+        let (closed, continuation) = AsyncStream<Void>.makeStream()
+        channel.closeFuture.whenComplete { _ in continuation.finish() }
+        await withTaskCancellationHandler {
+            for await _ in closed {}
+        } onCancel: {
+            continuation.finish()
+        }
     }
 
     /// Closes the envelope (a WebSocket close frame, then the connection).
@@ -128,7 +134,7 @@ public final class AccessEnvelope: Sendable {
                 defer { group.cancelAll() }
                 while let next = try await group.next() {
                     if let value = next { return value }
-                    throw FleetError(.envelopeClosed, Self.closedMessage(machine))
+                    if !self.isOpen { throw FleetError(.envelopeClosed, Self.closedMessage(machine)) }
                 }
                 throw CancellationError()
             }

@@ -95,13 +95,17 @@ public final class FakeEnvelopeService: Sendable {
                             }
                         },
                         upgradePipelineHandler: { channel, head in
-                            channel.pipeline.addHandler(
-                                OpenEnvelopeHandler(box: box, token: Self.token(in: head.uri)))
+                            // The refusing handler sits before the WebSocket decoder: it must not see frames.
+                            channel.pipeline.removeHandler(name: RefusingHandler.name).flatMap {
+                                channel.pipeline.addHandler(
+                                    OpenEnvelopeHandler(box: box, token: Self.token(in: head.uri)))
+                            }
                         })
                     if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
-                    try channel.pipeline.syncOperations.addHandler(RefusingHandler(box: box))
+                    try channel.pipeline.syncOperations.addHandler(
+                        RefusingHandler(box: box), name: RefusingHandler.name)
                 }
             }
             .bind(host: host, port: 0).get()
@@ -221,6 +225,7 @@ final class RefusingHandler: ChannelInboundHandler, RemovableChannelHandler, Sen
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
+    static let name = "envelope-refusal"
     let box: FakeEnvelopeService.Box
 
     init(box: FakeEnvelopeService.Box) {
