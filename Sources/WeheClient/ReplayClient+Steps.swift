@@ -55,20 +55,50 @@ extension ReplayClient {
     }
 
     /// Asks the analyzer of `address` for the numbers of `(userID, historyCount)` and applies the verdict rule.
+    ///
+    /// Too few measurements make the verdict inconclusive: when the server says so (our server's
+    /// `insufficient_data`), or when the rule does not find differentiation and the client's own samples (as the
+    /// server analyses them: without the last, partial sample) have fewer positive values than the analysis needs —
+    /// the published server sends no reason and may answer numbers that the rule would read as "no
+    /// differentiation". The same rule as our server's (`DifferentiationAnalyzer.summary(for:)`).
+    /// - Parameters:
+    ///   - originalSamples: the samples this client measured in the original replay, if it ran it.
+    ///   - controlSamples: the same for the control replay.
     /// - Throws: `ReplayClientError` (`.analyzerFailed`, `.resultMismatch`, network errors, `.cancelled`).
-    func analysis(address: String, tls: NIOSSLContext?, historyCount: Int) async throws(ReplayClientError)
-        -> AnalysisSummary
-    {
+    func analysis(
+        address: String,
+        tls: NIOSSLContext?,
+        historyCount: Int,
+        originalSamples: ThroughputSeries? = nil,
+        controlSamples: ThroughputSeries? = nil
+    ) async throws(ReplayClientError) -> AnalysisSummary {
         let analyzer = analyzerClient(address: address, tls: tls)
         let numbers = try await analyzer.analyse(userID: configuration.userID, historyCount: historyCount)
-        let decision = configuration.verdictRules.decide(
+        var decision = configuration.verdictRules.decide(
             areaTest: numbers.areaTest, ksPValue: numbers.ksPValue, ks2Ratio: numbers.ks2RatioTest,
             originalMeanMbps: numbers.originalMeanMbps, controlMeanMbps: numbers.controlMeanMbps)
+        var reason = numbers.insufficientData
+        if reason == nil, decision.verdict != .differentiation, let originalSamples, let controlSamples {
+            reason = DifferentiationConfiguration(minimumPositiveSamples: configuration.minimumPositiveSamples)
+                .insufficientDataReason(
+                    originalValues: originalSamples.droppingLastSample().mbps,
+                    controlValues: controlSamples.droppingLastSample().mbps)
+        }
+        if reason != nil {
+            decision = VerdictDecision(verdict: .inconclusive, direction: nil, thresholds: decision.thresholds)
+        }
+        var areaTest = numbers.areaTest
+        if numbers.insufficientData != nil {
+            // Our server then answers a conventional ±1 (see the server's AnalyzerAPI); the true area_test follows
+            // from the two means, which it answers as they are.
+            let larger = max(numbers.originalMeanMbps, numbers.controlMeanMbps)
+            areaTest = larger > 0 ? (numbers.controlMeanMbps - numbers.originalMeanMbps) / larger : 0
+        }
         return AnalysisSummary(
-            areaTest: numbers.areaTest, ks2RatioTest: numbers.ks2RatioTest,
+            areaTest: areaTest, ks2RatioTest: numbers.ks2RatioTest,
             originalMeanMbps: numbers.originalMeanMbps, controlMeanMbps: numbers.controlMeanMbps,
             ksStatistic: numbers.ksStatistic, ksPValue: numbers.ksPValue, verdict: decision.verdict,
-            direction: decision.direction, thresholds: decision.thresholds)
+            direction: decision.direction, thresholds: decision.thresholds, note: reason)
     }
 
     /// The analyzer client of `address` with this configuration's port, TLS trust and timing.

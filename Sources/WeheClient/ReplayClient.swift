@@ -109,7 +109,8 @@ public struct ReplayClient: Sendable {
             if case .runTest(true) = step {
                 firstVerdict = result.verdict
                 isConfirmation = true
-                onEvent(.confirmationScheduled(test: test.entry.id, firstVerdict: result.verdict))
+                onEvent(
+                    .confirmationScheduled(test: test.entry.id, firstVerdict: result.verdict, first: result.summary))
                 continue
             }
             result.confirmed = isConfirmation
@@ -197,7 +198,9 @@ public struct ReplayClient: Sendable {
                 note: "port \(blockedPort) could not be reached")
         } else {
             onEvent(.analysisRequested(test: id, historyCount: historyCount))
-            summary = try await analysis(address: address, tls: tls, historyCount: historyCount)
+            summary = try await analysis(
+                address: address, tls: tls, historyCount: historyCount, originalSamples: original?.samples,
+                controlSamples: control?.samples)
         }
         return TestResult(
             test: id, name: test.entry.name, replayName: test.original.name, controlReplayName: test.control.name,

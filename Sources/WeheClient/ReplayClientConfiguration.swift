@@ -28,6 +28,10 @@ public struct ReplayClientConfiguration: Sendable {
     public var verdictRules: VerdictRules
     /// Whether differentiation or inconclusive results are confirmed by a second complete test.
     public var confirmation: Bool
+    /// The fewest positive throughput samples each replay needs for "no differentiation"; with fewer, a test the
+    /// rule does not find differentiated is inconclusive ("too few measurements"), as our server decides
+    /// (`DifferentiationConfiguration.minimumPositiveSamples`).
+    public var minimumPositiveSamples = DifferentiationConfiguration.defaultMinimumPositiveSamples
     /// Whether every UDP replay of a test is followed by the report of the datagrams that arrived (`udpLoss`, our
     /// analyzer extension; the server then keeps the replay's loss timeline). Localization always reports its
     /// simultaneous originals; single tests do not unless this is set (the testbed's loss check sets it).

@@ -15,8 +15,9 @@ public enum ReplayClientEvent: Sendable {
     case portBlocked(test: String, port: Int)
     /// The analysis was requested; results are being polled.
     case analysisRequested(test: String, historyCount: Int)
-    /// The first run was not clear; a confirmation run follows.
-    case confirmationScheduled(test: String, firstVerdict: Verdict)
+    /// The first run found differentiation, a blocked port or an inconclusive result; a confirmation run (a complete
+    /// new test) follows, and its verdict replaces the first. `first` holds the first run's numbers and verdict.
+    case confirmationScheduled(test: String, firstVerdict: Verdict, first: AnalysisSummary)
     /// The test is complete (after its confirmation, if any).
     case testFinished(TestResult)
 }

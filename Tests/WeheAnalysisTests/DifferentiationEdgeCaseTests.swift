@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WeheAnalysis
 import WeheCore
@@ -146,4 +147,54 @@ func confirmationRule() throws {
 
     var localization = ConfirmationFlow(isLocalization: true)
     #expect(try localization.record(throttled) == .finished(final: throttled, discarded: nil))
+}
+
+@Test("Too few measurements: under 10 positive samples in a replay cannot give 'no differentiation'")
+func tooFewMeasurements() throws {
+    let analyzer = try DifferentiationAnalyzer()
+    // Two samples each, equal: the published rule says "no differentiation" (area 0, p 1).
+    let two = try analyzer.analyze(original: series([5, 5]), control: series([5, 5]), seed: 1)
+    #expect(two.verdict == .inconclusive)
+    #expect(two.insufficientDataReason?.hasPrefix("too few measurements") == true)
+    #expect(two.note?.contains("the original replay has 2 positive throughput samples") == true)
+    // Nine samples like the control's 100: still too few to say "no differentiation".
+    let nineSame = try analyzer.analyze(
+        original: series(Array(Vectors.cyc(10, 0.25).prefix(9))), control: series(Vectors.cyc(10, 0.25)), seed: 1)
+    #expect(nineSame.verdict == .inconclusive)
+    #expect(nineSame.note?.contains("original replay has 9 positive") == true)
+    #expect(nineSame.note?.contains("control") == false)
+    // Nine fully separated samples against 100: p = 2.2e-12 supports the differentiation, which stands.
+    let nine = try analyzer.analyze(
+        original: series(Vectors.rep(1, 9)), control: series(Vectors.cyc(10, 0.25)), seed: 1)
+    #expect(nine.ksPValue < 1e-6)
+    #expect(nine.verdict == .differentiation)
+    #expect(nine.insufficientDataReason == nil)
+    // Ten of each suffice: the published rule decides.
+    let ten = try analyzer.analyze(original: series(Vectors.rep(1, 10)), control: series(Vectors.rep(9, 10)), seed: 1)
+    #expect(ten.verdict == .differentiation)
+    #expect(ten.insufficientDataReason == nil)
+    // The reason survives other remarks in the note, and only an inconclusive verdict carries one.
+    var mixed = two
+    mixed.note = "too few samples for the jackknife; " + (two.note ?? "")
+    #expect(mixed.insufficientDataReason == two.insufficientDataReason)
+    mixed.verdict = .noDifferentiation
+    #expect(mixed.insufficientDataReason == nil)
+    // The minimum is configurable and validated.
+    let lenient = try DifferentiationAnalyzer(configuration: DifferentiationConfiguration(minimumPositiveSamples: 2))
+    #expect(
+        try lenient.analyze(original: series([5, 5]), control: series([5, 5]), seed: 1).verdict == .noDifferentiation)
+    #expect(throws: WeheAnalysisError(.invalidConfiguration, "")) {
+        try DifferentiationAnalyzer(configuration: DifferentiationConfiguration(minimumPositiveSamples: 0))
+    }
+}
+
+@Test("A configuration written before the sample minimum existed decodes with the default")
+func configurationDecodesWithoutMinimum() throws {
+    let encoded = try JSONEncoder().encode(DifferentiationConfiguration(minimumPositiveSamples: 7))
+    var object = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
+    #expect(object["minimumPositiveSamples"] as? Int == 7)
+    object.removeValue(forKey: "minimumPositiveSamples")
+    let old = try JSONDecoder().decode(
+        DifferentiationConfiguration.self, from: try JSONSerialization.data(withJSONObject: object))
+    #expect(old.minimumPositiveSamples == DifferentiationConfiguration.defaultMinimumPositiveSamples)
 }

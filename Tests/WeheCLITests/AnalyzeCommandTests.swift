@@ -25,9 +25,20 @@ struct AnalyzeCommandTests {
         #expect((object["ksPValue"] as? Double ?? 1) < 1e-6)
     }
 
+    @Test("two samples each are inconclusive (too few measurements), not 'no differentiation'")
+    func tooFew() throws {
+        let two = write("[5, 5.2]")
+        let json = try CommandRunner.run("wehe", ["analyze", two, two, "--json"])
+        #expect(json.status == 0)
+        #expect(json.stdout.contains("\"inconclusive\""))
+        #expect(json.stdout.contains("too few measurements"))
+        let text = try CommandRunner.run("wehe", ["analyze", two, two])
+        #expect(text.stdout.hasPrefix("Results inconclusive - too few measurements"))
+    }
+
     @Test("similar samples give no differentiation; bad files give exit 1 and 3")
     func errors() throws {
-        let same = write("[5,5.1,4.9,5,5.2,4.8]")
+        let same = write("[5,5.1,4.9,5,5.2,4.8,5,5.1,4.9,5,5.2,4.8]")
         let ok = try CommandRunner.run("wehe", ["analyze", same, same, "--json"])
         #expect(ok.status == 0)
         #expect(ok.stdout.contains("\"no-differentiation\""))

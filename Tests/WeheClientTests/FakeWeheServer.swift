@@ -30,6 +30,11 @@ final class FakeWeheServer: Sendable {
         var ksPValue = 0.5
         /// Forces `area_test` (otherwise computed from the means).
         var areaTest: Double?
+        /// Our server's `insufficient_data` key in `singleResult` (too few measurements).
+        var insufficientData: String?
+        /// After the ID declaration and change spec, drop the side channel without a TLS close_notify instead of
+        /// answering (as the reference server does when it lacks a replay's data).
+        var closeUncleanlyAfterDeclaration = false
         /// Leave the port-map entry out.
         var omitPortMap = false
         /// WeHeY: the pair `getServers` answers (`[ip1, ip2, networks]`); `nil` answers "No Y-topology found.".
@@ -141,6 +146,7 @@ final class FakeWeheServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(UncleanCloser())
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                     try channel.pipeline.syncOperations.addHandler(FakeSideChannelHandler(server: self))
                 }
@@ -249,6 +255,8 @@ final class FakeSideChannelHandler: ChannelInboundHandler {
         case 1:
             declaration = try? IDDeclaration(parsing: frame)
             if let declaration { server.state.withLock { $0.declarations.append(declaration) } }
+        case 2 where server.behaviour.closeUncleanlyAfterDeclaration:
+            (try? channel.pipeline.syncOperations.handler(type: UncleanCloser.self))?.closeSocket()
         case 2:
             let grant = server.behaviour.permission ?? "1;127.0.0.1;\(server.behaviour.sampleCount)"
             FakeWeheServer.send(grant, on: channel)
@@ -284,6 +292,26 @@ final class FakeSideChannelHandler: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
+    }
+}
+
+/// Sits next to the socket, below TLS: `closeSocket()` closes the connection from there, so no TLS close_notify is
+/// sent first.
+final class UncleanCloser: ChannelOutboundHandler {
+    typealias OutboundIn = ByteBuffer
+    private var context: ChannelHandlerContext?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    /// Closes the socket; call on the channel's event loop.
+    func closeSocket() {
+        context?.close(promise: nil)
     }
 }
 
@@ -418,9 +446,11 @@ final class FakeAnalyzerHandler: ChannelInboundHandler {
                     return AnalyzerFailure(message: "No result found").body
                 }
                 let uploads = state.uploads.filter { $0.declaration.historyCount == historyCount }
-                guard let original = uploads.last(where: { $0.declaration.testID == 0 })?.samples.meanMbps,
-                    let control = uploads.last(where: { $0.declaration.testID == 1 })?.samples.meanMbps
+                guard let originalSamples = uploads.last(where: { $0.declaration.testID == 0 })?.samples,
+                    let controlSamples = uploads.last(where: { $0.declaration.testID == 1 })?.samples
                 else { return AnalyzerFailure(message: "No result found").body }
+                let original = originalSamples.meanMbps ?? 0
+                let control = controlSamples.meanMbps ?? 0
                 state.answered.insert(historyCount)
                 state.notReadyLeft = server.behaviour.notReadyAnswers
                 let larger = max(original, control)
@@ -429,7 +459,8 @@ final class FakeAnalyzerHandler: ChannelInboundHandler {
                     replayName: uploads.last?.declaration.replayName ?? "", date: "2026-01-01 00:00:00",
                     userID: server.behaviour.analyzerUserID ?? userID, extraString: "0", historyCount: historyCount,
                     testID: 1, areaTest: area, ks2RatioTest: 1, originalMeanMbps: original, controlMeanMbps: control,
-                    ksStatistic: 0.2, ksPValue: server.behaviour.ksPValue
+                    ksStatistic: 0.2, ksPValue: server.behaviour.ksPValue,
+                    insufficientData: server.behaviour.insufficientData
                 ).responseBody
             }
         case "getServers":

@@ -248,6 +248,9 @@ struct ReplayClientTests {
         let counter = InMemoryHistoryCounter(last: 6)
         var configuration = Harness.configuration(server, confirmation: true, counter: counter)
         configuration.store = store
+        // Loopback gives tinyweb only a few positive samples; the scripted numbers decide here (the sample minimum
+        // is tested in VerdictTrustTests).
+        configuration.minimumPositiveSamples = 1
         let result = try await ReplayClient(configuration: configuration).run(tests[0])
         #expect(result.verdict == .differentiation)
         #expect(result.direction != nil)
@@ -267,6 +270,7 @@ struct ReplayClientTests {
         defer { Task { await server.stop() } }
         var configuration = Harness.configuration(server)
         configuration.verdictRules.customAreaThreshold = 0.3
+        configuration.minimumPositiveSamples = 1  // the scripted numbers decide (see `confirmation`)
         let result = try await ReplayClient(configuration: configuration).run(tests[0])
         #expect(result.verdict == .differentiation)
         #expect(result.summary.thresholds.area == 0.3)

@@ -104,11 +104,18 @@ struct CommandLineEndToEndTests {
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.count == 2)
-        let verdicts = try lines.map { line in
-            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])["verdict"]
-                as? String
+        let objects = try lines.map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         }
-        #expect(verdicts == ["no-differentiation", "no-differentiation"])
+        // tinycall's datagrams are measured in many intervals: no differentiation. tinyweb's four responses cross
+        // loopback in a few intervals: "no differentiation" only when they happened to span ten or more of them,
+        // else inconclusive for too few measurements (never a verdict the samples cannot support).
+        #expect(objects.map { $0["test"] as? String } == ["tinyweb", "tinycall"])
+        #expect(objects[1]["verdict"] as? String == "no-differentiation")
+        let web = objects[0]
+        let webVerdict = web["verdict"] as? String
+        let tooFew = (web["reason"] as? String)?.hasPrefix("too few measurements") == true
+        #expect(webVerdict == "no-differentiation" || (webVerdict == "inconclusive" && tooFew), "\(web)")
         #expect(run.stderr.contains("127.0.0.1"))
     }
 

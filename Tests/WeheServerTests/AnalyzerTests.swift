@@ -85,6 +85,42 @@ struct AnalyzerTests {
         }
     }
 
+    /// Published clients get area ±1 and p 1 (their "inconclusive"), ours the reason in `insufficient_data`.
+    @Test("too few measurements: stored inconclusive with the reason; the answer cannot read as 'no differentiation'")
+    func tooFewMeasurements() async throws {
+        try await ServerHarness.run { server in
+            let port = try #require(server.ports.analyzerPlain)
+            // An empty pair (port853s on loopback: no whole sample) and a pair of 3 samples each.
+            try await Self.seed(server.store, user: "@fewdata01", historyCount: 1, original: [], control: [])
+            try await Self.seed(
+                server.store, user: "@fewdata01", historyCount: 2, original: [1, 1.1, 1.2], control: [9, 9.1, 9.2])
+            for historyCount in [1, 2] {
+                let queued = try await HTTPProbe.request(
+                    port: port, method: "POST", path: "/Results",
+                    body: "command=analyze&userID=@fewdata01&historyCount=\(historyCount)&testID=1")
+                #expect(queued == #"{"success": true}"#)
+                let body = try await HTTPProbe.request(
+                    port: port,
+                    path: "/Results?command=singleResult&userID=@fewdata01&historyCount=\(historyCount)&testID=1")
+                let result = try SingleResult.parse(Array(body.utf8)).get()
+                #expect(result.ksPValue == 1, "\(body)")
+                #expect(abs(result.areaTest) == 1, "\(body)")
+                let reason = try #require(result.insufficientData, "\(body)")
+                #expect(reason.hasPrefix("too few measurements"))
+                // Every published rule (area ≥ 0.3 or 0.5, KS p < 0.01) reads these numbers as "inconclusive".
+                let stored = try #require(
+                    try await server.store.test(TestKey(userID: "@fewdata01", historyCount: historyCount)))
+                let summary = try #require(stored.mainAnalysis?.summary)
+                #expect(summary.verdict == .inconclusive)
+                #expect(summary.insufficientDataReason == reason)
+            }
+            // The stored numbers stay the true ones: 3 samples each, completely separated.
+            let few = try #require(try await server.store.test(TestKey(userID: "@fewdata01", historyCount: 2)))
+            #expect(few.mainAnalysis?.summary.ksPValue ?? 1 < 0.2)
+            #expect(few.mainAnalysis?.summary.areaTest ?? 0 > 0.8)
+        }
+    }
+
     @Test("WeHeY: getServers returns the configured pair; localize then localizeResult answer from stored samples")
     func localization() async throws {
         let withPair: (inout ReplayServerConfiguration) -> Void = {

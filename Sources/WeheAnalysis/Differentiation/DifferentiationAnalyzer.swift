@@ -11,11 +11,13 @@ import WeheStatistics
 ///    random number generator so results are reproducible;
 /// 4. the configured client rule (`VerdictRules`) turns the numbers into a verdict.
 ///
-/// Explicit rule for a replay without any positive sample (protocol.md section 17 item 13): the reference crashes
-/// on the empty KS input and never answers; here the result is *inconclusive* with a note saying which replay had no
-/// positive sample, `ks2pVal = 1`, `ks2dVal = 0`, ratio 0, and the means and area computed as usual (an empty or
-/// all-zero list counts as ten zeros, like the reference). Malformed input (NaN, infinity, negative throughput,
-/// throughput and time lists of different lengths) throws instead.
+/// Explicit rule for too few measurements (protocol.md section 17 item 13, and our minimum of
+/// `DifferentiationConfiguration.minimumPositiveSamples`): the reference crashes on an empty KS input and never
+/// answers, and gives a verdict on two samples; here the result is *inconclusive* with a note saying which replay had
+/// too few positive samples ("too few measurements: …"). A replay without any positive sample gets `ks2pVal = 1`,
+/// `ks2dVal = 0`, ratio 0; one with a few gets its real KS numbers; the means and area are computed as usual (an
+/// empty or all-zero list counts as ten zeros, like the reference). Malformed input (NaN, infinity, negative
+/// throughput, throughput and time lists of different lengths) throws instead.
 public struct DifferentiationAnalyzer: Sendable {
     /// The configuration in force.
     public let configuration: DifferentiationConfiguration
@@ -91,24 +93,14 @@ public struct DifferentiationAnalyzer: Sendable {
         let largerMean = max(originalSummary.mean, controlSummary.mean)
         let areaTest = largerMean > 0 ? area / largerMean : 0
 
-        var missing: [String] = []
-        if originalPositive.isEmpty {
-            missing.append(
-                originalValues.isEmpty
-                    ? "the original replay has no samples"
-                    : "the original replay has no positive throughput sample")
-        }
-        if controlPositive.isEmpty {
-            missing.append(
-                controlValues.isEmpty
-                    ? "the control replay has no samples"
-                    : "the control replay has no positive throughput sample")
-        }
-        if !missing.isEmpty {
+        if originalPositive.isEmpty || controlPositive.isEmpty {
+            let reason =
+                configuration.insufficientDataReason(originalValues: originalValues, controlValues: controlValues)
+                ?? "\(AnalysisSummary.insufficientDataPrefix): a replay has no positive throughput sample"
             return TestStatistics(
                 areaTest: areaTest, area: area, ks2RatioTest: 0, ksStatistic: 0, ksPValue: 1,
                 meanSubsetKSStatistic: 0, meanSubsetKSPValue: 1, original: originalSummary, control: controlSummary,
-                insufficientDataReason: missing.joined(separator: "; ")
+                insufficientDataReason: reason
             )
         }
 
@@ -126,27 +118,27 @@ public struct DifferentiationAnalyzer: Sendable {
             areaTest: areaTest, area: area, ks2RatioTest: jackknife?.ratio ?? 0, ksStatistic: ks.statistic,
             ksPValue: ks.pValue, meanSubsetKSStatistic: jackknife?.meanStatistic ?? 0,
             meanSubsetKSPValue: jackknife?.meanPValue ?? 1, original: originalSummary, control: controlSummary,
+            insufficientDataReason: configuration.insufficientDataReason(
+                originalValues: originalValues, controlValues: controlValues),
             remarks: remarks
         )
     }
 
-    /// Applies the configured client rule to computed statistics. Statistics with an insufficient-data reason are
-    /// always inconclusive, with that reason as the note.
+    /// Applies the configured client rule to computed statistics, then the sample minimum: statistics with an
+    /// insufficient-data reason are inconclusive, with that reason first in the note, unless the rule finds
+    /// differentiation. The exact KS p-value accounts for small samples, so a differentiation it supports stands; a
+    /// "no differentiation" (or an unexplained "inconclusive") on too few measurements would claim what the data
+    /// cannot show.
     public func summary(for statistics: TestStatistics) -> AnalysisSummary {
-        let rules = configuration.rules
         let originalMean = statistics.original.mean
         let controlMean = statistics.control.mean
-        let decision: VerdictDecision
+        var decision = configuration.rules.decide(
+            areaTest: statistics.areaTest, ksPValue: statistics.ksPValue, ks2Ratio: statistics.ks2RatioTest,
+            originalMeanMbps: originalMean, controlMeanMbps: controlMean)
         var notes = statistics.remarks
-        if let reason = statistics.insufficientDataReason {
-            decision = VerdictDecision(
-                verdict: .inconclusive, direction: nil,
-                thresholds: rules.appliedThresholds(originalMeanMbps: originalMean, controlMeanMbps: controlMean))
+        if let reason = statistics.insufficientDataReason, decision.verdict != .differentiation {
+            decision = VerdictDecision(verdict: .inconclusive, direction: nil, thresholds: decision.thresholds)
             notes.insert(reason, at: 0)
-        } else {
-            decision = rules.decide(
-                areaTest: statistics.areaTest, ksPValue: statistics.ksPValue, ks2Ratio: statistics.ks2RatioTest,
-                originalMeanMbps: originalMean, controlMeanMbps: controlMean)
         }
         return AnalysisSummary(
             areaTest: statistics.areaTest, ks2RatioTest: statistics.ks2RatioTest, originalMeanMbps: originalMean,

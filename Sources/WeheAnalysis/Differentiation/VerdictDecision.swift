@@ -8,4 +8,11 @@ public struct VerdictDecision: Sendable, Hashable {
     public var direction: DifferentiationDirection?
     /// The thresholds that were applied.
     public var thresholds: AppliedThresholds
+
+    /// Creates a decision.
+    public init(verdict: Verdict, direction: DifferentiationDirection?, thresholds: AppliedThresholds) {
+        self.verdict = verdict
+        self.direction = direction
+        self.thresholds = thresholds
+    }
 }

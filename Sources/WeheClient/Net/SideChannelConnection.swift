@@ -126,6 +126,14 @@ final class SideChannelConnection: Sendable {
                 return ReplayClientError(.protocolViolation, "side channel failed while \(what): \(text)")
             }
         }
+        // The handshake is over when the connection exists: a server that then drops the connection without a TLS
+        // close_notify (the reference server does when it lacks a replay's data) has closed it, TLS did not fail.
+        if let error = error as? NIOSSLError, case .uncleanShutdown = error {
+            return ReplayClientError(.protocolViolation, "the server closed the side channel while \(what)")
+        }
+        if let error = error as? ChannelError, error == .ioOnClosedChannel || error == .eof || error == .alreadyClosed {
+            return ReplayClientError(.protocolViolation, "the server closed the side channel while \(what)")
+        }
         if NetworkErrors.isTLSError(error) {
             return ReplayClientError(.tlsFailed, "TLS with the side channel failed: \(NetworkErrors.describe(error))")
         }

@@ -49,6 +49,21 @@ public struct AnalysisSummary: Sendable, Hashable, Codable {
         self.thresholds = thresholds
         self.note = note
     }
+
+    /// How every "too few measurements" note begins (`DifferentiationConfiguration.insufficientDataReason`).
+    public static let insufficientDataPrefix = "too few measurements"
+
+    /// Why the data cannot support a verdict, when that is why the verdict is inconclusive: the part of `note` that
+    /// begins with `insufficientDataPrefix`; `nil` otherwise.
+    public var insufficientDataReason: String? {
+        guard verdict == .inconclusive, let note else { return nil }
+        // The reason holds no "; " of its own: it ends where the next remark of the note begins.
+        for remark in note.split(separator: "; ", omittingEmptySubsequences: true)
+        where remark.hasPrefix(Self.insufficientDataPrefix) {
+            return String(remark)
+        }
+        return nil
+    }
 }
 
 /// The thresholds actually applied to reach a verdict (analysis.md Appendix B.3: record them with each result).

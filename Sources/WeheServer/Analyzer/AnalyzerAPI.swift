@@ -88,7 +88,7 @@ struct AnalyzerAPI: Sendable {
             return notFound
         }
         let summary = analysis.summary
-        let result = SingleResult(
+        var result = SingleResult(
             replayName: record.replay(testID)?.replayName ?? record.metadata.replayName,
             date: Self.dateText(record.metadata.startedAt),
             userID: userID,
@@ -102,7 +102,23 @@ struct AnalyzerAPI: Sendable {
             ksStatistic: summary.ksStatistic,
             ksPValue: summary.ksPValue
         )
+        if let reason = summary.insufficientDataReason {
+            Self.markInsufficient(&result, reason: reason)
+        }
         return Answer(status: 200, body: result.responseBody)
+    }
+
+    /// The answer for a test whose samples cannot support a verdict (too few measurements). The published clients
+    /// decide from `area_test` and `ks2pVal` alone, and with the true numbers of an empty pair (area 0, p 1) they
+    /// would show "no differentiation". So the answer carries `area_test` ±1 (the sign of the true area; +1 when it
+    /// is 0) and `ks2pVal` 1: under both published rules (Android/cmdline and iOS) |area| reaches every area
+    /// threshold and p never passes the KS criterion, which is their "inconclusive, try again" (and their
+    /// confirmation run). The reason travels in our extension key `insufficient_data`; the means are the true ones;
+    /// the store keeps the true statistics.
+    static func markInsufficient(_ result: inout SingleResult, reason: String) {
+        result.areaTest = result.areaTest < 0 ? -1 : 1
+        result.ksPValue = 1
+        result.insufficientData = reason
     }
 
     /// The pairs for the asking client: by its `clientIP` parameter when that is an address (the published handler

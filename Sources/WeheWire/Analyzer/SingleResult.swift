@@ -25,6 +25,10 @@ public struct SingleResult: Sendable, Hashable {
     public var ksStatistic: Double
     /// `ks2pVal`.
     public var ksPValue: Double
+    /// Our extension key `insufficient_data`: why the samples cannot support a verdict ("too few measurements: …"),
+    /// sent by our server when its analysis was inconclusive for that reason; absent otherwise and from the published
+    /// server. Published clients ignore it.
+    public var insufficientData: String?
 
     /// Creates a result.
     public init(
@@ -39,7 +43,8 @@ public struct SingleResult: Sendable, Hashable {
         originalMeanMbps: Double,
         controlMeanMbps: Double,
         ksStatistic: Double,
-        ksPValue: Double
+        ksPValue: Double,
+        insufficientData: String? = nil
     ) {
         self.replayName = replayName
         self.date = date
@@ -53,6 +58,7 @@ public struct SingleResult: Sendable, Hashable {
         self.controlMeanMbps = controlMeanMbps
         self.ksStatistic = ksStatistic
         self.ksPValue = ksPValue
+        self.insufficientData = insufficientData
     }
 
     /// `{"success": true, "response": {…}}` with every value a string.
@@ -61,16 +67,17 @@ public struct SingleResult: Sendable, Hashable {
             ("success", .bool(true)),
             (
                 "response",
-                .object([
-                    ("replayName", .string(replayName)), ("date", .string(date)), ("userID", .string(userID)),
-                    ("extraString", .string(extraString)), ("historyCount", .string(String(historyCount))),
-                    ("testID", .string(String(testID))), ("area_test", .string(Self.text(areaTest))),
-                    ("ks2_ratio_test", .string(Self.text(ks2RatioTest))),
-                    ("xput_avg_original", .string(Self.text(originalMeanMbps))),
-                    ("xput_avg_test", .string(Self.text(controlMeanMbps))),
-                    ("ks2dVal", .string(Self.text(ksStatistic))),
-                    ("ks2pVal", .string(Self.text(ksPValue))),
-                ])
+                .object(
+                    [
+                        ("replayName", .string(replayName)), ("date", .string(date)), ("userID", .string(userID)),
+                        ("extraString", .string(extraString)), ("historyCount", .string(String(historyCount))),
+                        ("testID", .string(String(testID))), ("area_test", .string(Self.text(areaTest))),
+                        ("ks2_ratio_test", .string(Self.text(ks2RatioTest))),
+                        ("xput_avg_original", .string(Self.text(originalMeanMbps))),
+                        ("xput_avg_test", .string(Self.text(controlMeanMbps))),
+                        ("ks2dVal", .string(Self.text(ksStatistic))),
+                        ("ks2pVal", .string(Self.text(ksPValue))),
+                    ] + (insufficientData.map { [("insufficient_data", JSONValue.string($0))] } ?? []))
             ),
         ]).serialized()
     }
@@ -128,7 +135,8 @@ public struct SingleResult: Sendable, Hashable {
                 originalMeanMbps: try number("xput_avg_original"),
                 controlMeanMbps: try number("xput_avg_test"),
                 ksStatistic: try number("ks2dVal"),
-                ksPValue: try number("ks2pVal")
+                ksPValue: try number("ks2pVal"),
+                insufficientData: (try? string("insufficient_data")).flatMap { $0.isEmpty ? nil : $0 }
             )
         )
     }

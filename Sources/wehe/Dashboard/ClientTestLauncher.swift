@@ -49,6 +49,8 @@ struct ClientTestLauncher: TestLauncher {
         }
         var configuration = try setup.configuration(settings: settings, directory: directory)
         configuration.store = store
+        let lock = try TestLock.acquire(directory, strings: strings)
+        defer { withExtendedLifetime(lock) {} }
         let client = ReplayClient(configuration: configuration)
         progress(.phase(.connecting))
         progress(.message("\(configuration.server):\(configuration.sideChannelPort)"))
@@ -101,7 +103,7 @@ struct ClientTestLauncher: TestLauncher {
         case .analysisRequested:
             progress(.phase(.analysing))
             progress(.fraction(0.9))
-        case .confirmationScheduled(_, let firstVerdict):
+        case .confirmationScheduled(_, let firstVerdict, _):
             progress(.message("first result \(firstVerdict.rawValue); running a confirmation"))
         case .testFinished:
             progress(.phase(.saving))

@@ -43,11 +43,16 @@ struct ShowResult: AsyncParsableCommand {
                 )
                 if let note = summary.note { print("  note: \(note)") }
             }
-            for replay in record.replays {
+            let lines = Sparkline.render(series: record.replays.map(\.samples.mbps), width: 60)
+            for (replay, line) in zip(record.replays, lines) {
                 let label = replay.key.testID == 0 ? strings.original : strings.control
                 let mean = replay.samples.meanMbps.map { Terminal.format($0, decimals: 2) } ?? "-"
                 print("  \(label) \(replay.replayName): \(replay.samples.count) samples, mean \(mean) Mbit/s")
-                print("    " + Sparkline.render(replay.samples.mbps, width: 60))
+                print("    " + line)
+            }
+            let peak = record.replays.flatMap { Sparkline.resample($0.samples.mbps, width: 60) }.max() ?? 0
+            if peak > 0 {
+                print("    (one scale for both: █ = \(Terminal.format(peak, decimals: 1)) Mbit/s)")
             }
         } catch let error as CLIError {
             throw error.exit()

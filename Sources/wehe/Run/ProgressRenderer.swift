@@ -58,8 +58,8 @@ final class ProgressRenderer: Sendable {
             emit("  \(strings.blockedPort): \(port)")
         case .analysisRequested:
             emit("  \(strings.analysing)…")
-        case .confirmationScheduled(_, let verdict):
-            emit("  \(strings.verdict(verdict.rawValue)): \(strings.confirming)")
+        case .confirmationScheduled(_, _, let first):
+            emit("  " + strings.confirmationLine(first))
         case .testFinished:
             break
         }

@@ -28,6 +28,8 @@ enum ResultOutput {
             ("confirmed", .bool(result.confirmed)),
         ]
         if let first = result.firstVerdict { members.append(("firstVerdict", .string(first.rawValue))) }
+        members.append(("reason", result.summary.insufficientDataReason.map(JSONValue.string) ?? .null))
+        members.append(("note", result.summary.note.map(JSONValue.string) ?? .null))
         return JSONValue.object(members).serialized()
     }
 
@@ -39,7 +41,8 @@ enum ResultOutput {
             return [
                 result.name, verdict, Terminal.format(result.summary.originalMeanMbps, decimals: 1),
                 Terminal.format(result.summary.controlMeanMbps, decimals: 1),
-                result.summary.ksPValue < 0 ? "-" : shortNumber(result.summary.ksPValue),
+                result.summary.ksPValue < 0 || result.summary.insufficientDataReason != nil
+                    ? "-" : shortNumber(result.summary.ksPValue),
                 Terminal.format(result.summary.areaTest, decimals: 2),
                 Terminal.format(result.durationSeconds, decimals: 0) + " s",
             ]
@@ -50,12 +53,18 @@ enum ResultOutput {
                 strings.pValueHeader, strings.areaHeader, strings.timeHeader,
             ],
             rows: rows, rightAligned: [2, 3, 4, 5, 6])
-        guard color else { return text }
+        let reasons = results.compactMap { result in
+            result.summary.insufficientDataReason.map {
+                Terminal.wrap("\(result.name): " + strings.tooFewMeasurements($0))
+            }
+        }
+        let footer = reasons.isEmpty ? "" : "\n" + reasons.joined(separator: "\n")
+        guard color else { return text + footer }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         for (index, result) in results.enumerated() where index + 2 < lines.count {
             lines[index + 2] = colorCode(result.verdict) + lines[index + 2] + "\u{1B}[0m"
         }
-        return lines.joined(separator: "\n")
+        return lines.joined(separator: "\n") + footer
     }
 
     static func colorCode(_ verdict: Verdict) -> String {

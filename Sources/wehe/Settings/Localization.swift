@@ -1,3 +1,5 @@
+import WeheCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -87,8 +89,43 @@ struct Strings: Sendable {
         pick("No results yet. Run `wehe run <test>`.", "Aucun résultat. Lancez `wehe run <test>`.")
     }
     var analysing: String { pick("waiting for the analysis", "attente de l'analyse") }
-    var confirming: String {
-        pick("result not clear, running a confirmation test", "résultat incertain, test de confirmation")
+    var confirming: String { pick("confirmation run", "test de confirmation") }
+    /// What the first run found, and why the test runs once more (a differentiation or blocked port is always
+    /// confirmed, as every Wehe client does; an inconclusive result is retried).
+    func confirmationLine(_ first: AnalysisSummary) -> String {
+        let app = Terminal.format(first.originalMeanMbps, decimals: 1, language: language)
+        let control = Terminal.format(first.controlMeanMbps, decimals: 1, language: language)
+        let speeds = pick("app \(app) vs control \(control) Mbit/s", "appli \(app) contre contrôle \(control) Mbit/s")
+        let area = Terminal.format(abs(first.areaTest), decimals: 2, language: language)
+        let p = Terminal.pValue(first.ksPValue, language: language)
+        switch first.verdict {
+        case .differentiation:
+            let found =
+                first.direction == .prioritized
+                ? pick("the app looks prioritized", "l'appli semble priorisée")
+                : pick("the app looks throttled", "l'appli semble bridée")
+            return pick(
+                "\(found) (\(speeds), area \(area), KS p \(p)); running the whole test once more to confirm it "
+                    + "(Wehe always confirms a differentiation; the second run's verdict is kept)",
+                "\(found) (\(speeds), aire \(area), KS p \(p)) ; le test complet est relancé une fois pour le "
+                    + "confirmer (Wehe confirme toujours une différenciation ; le verdict du second test est gardé)")
+        case .blocked:
+            return pick(
+                "the tested port could not be reached; running the whole test once more to confirm it",
+                "le port testé est injoignable ; le test complet est relancé une fois pour le confirmer")
+        case .inconclusive, .noDifferentiation:
+            let why: String
+            if let reason = first.insufficientDataReason {
+                why = pick(reason, "trop peu de mesures")
+            } else {
+                why = pick(
+                    "the average speeds differ (\(speeds), area \(area)) but the KS test does not confirm it (p \(p))",
+                    "les débits moyens diffèrent (\(speeds), aire \(area)) mais le test KS ne le confirme pas (p \(p))")
+            }
+            return pick(
+                "inconclusive: \(why); running the whole test once more (the second run's verdict is kept)",
+                "non concluant : \(why) ; le test complet est relancé une fois (le verdict du second test est gardé)")
+        }
     }
     var blockedPort: String { pick("port blocked", "port bloqué") }
     var failed: String { pick("failed", "échec") }
@@ -202,6 +239,34 @@ struct Strings: Sendable {
     }
     func serverVerdicts(_ verdicts: String) -> String {
         pick("  each server: \(verdicts)", "  chaque serveur : \(verdicts)")
+    }
+    /// Why a test is inconclusive for lack of measurements, and what to do.
+    func tooFewMeasurements(_ reason: String) -> String {
+        pick(
+            "inconclusive, \(reason); the replays were too short to measure on this path (a path much faster than "
+                + "the app needs, or a replay cut short): run the test again, or try a longer app test",
+            "non concluant, trop peu de mesures (\(reason)) ; les rejeux étaient trop courts pour être mesurés sur "
+                + "ce chemin (bien plus rapide que ce que l'appli demande, ou rejeu interrompu) : relancez le test ou "
+                + "essayez une appli plus longue")
+    }
+    /// A second test while one runs (one test per user id at a time on the server).
+    func anotherTestRunning(_ holder: String?) -> String {
+        let parts = holder?.split(separator: " ").map(String.init) ?? []
+        let who =
+            parts.count >= 2
+            ? pick(" (process \(parts[0]), started at \(parts[1]))", " (processus \(parts[0]), lancé à \(parts[1]))")
+            : ""
+        return pick(
+            "another wehe test is running with this data directory\(who); the server runs one test per user at a "
+                + "time and starting one now would end it: wait until it finishes",
+            "un autre test wehe tourne avec ce répertoire de données\(who) ; le serveur ne fait qu'un test à la fois "
+                + "par utilisateur et en lancer un maintenant l'interromprait : attendez qu'il se termine")
+    }
+    /// A data directory that cannot be created or written.
+    func cannotCreateDirectory(_ path: String, _ error: any Error) -> String {
+        pick("cannot write the data directory \(path): ", "impossible d'écrire le répertoire de données \(path) : ")
+            + FileErrors.describe(error)
+            + pick(" (choose another with --data-dir)", " (choisissez-en un autre avec --data-dir)")
     }
     var localizing: String { pick("  waiting for the localization", "  attente de la localisation") }
     var detail: String { pick("detail", "détail") }

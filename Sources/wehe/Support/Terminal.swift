@@ -57,7 +57,47 @@ enum Terminal {
     }
 }
 
+extension Terminal {
+    /// Fixed-point formatting in the language's convention: a decimal comma in French ("19,2"), a point in English.
+    static func format(_ value: Double, decimals: Int, language: Strings.Language) -> String {
+        let text = format(value, decimals: decimals)
+        return language == .fr ? text.replacingPoint(with: ",") : text
+    }
+
+    /// A KS p-value as people read it: "< 0.001" below a thousandth, else three significant decimals.
+    static func pValue(_ value: Double, language: Strings.Language) -> String {
+        guard value.isFinite, value >= 0 else { return "n/a" }
+        if value < 0.001 { return "< " + format(0.001, decimals: 3, language: language) }
+        return format(value, decimals: 3, language: language)
+    }
+}
+
+extension Terminal {
+    /// Word-wraps `text` to lines of at most `width` characters (a longer word stands alone); lines after the first
+    /// start with `indent`.
+    static func wrap(_ text: String, width: Int = 80, indent: String = "  ") -> String {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            let candidate = line.isEmpty ? (lines.isEmpty ? "" : indent) + word : line + " " + word
+            if candidate.count > width, !line.isEmpty {
+                lines.append(line)
+                line = indent + word
+            } else {
+                line = candidate
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines.joined(separator: "\n")
+    }
+}
+
 extension String {
+    /// The string with every "." replaced.
+    func replacingPoint(with replacement: Character) -> String {
+        String(map { $0 == "." ? replacement : $0 })
+    }
+
     func trimmingTrailingSpaces() -> String {
         var copy = self
         while copy.last == " " { copy.removeLast() }
