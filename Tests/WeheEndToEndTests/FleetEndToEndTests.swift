@@ -416,3 +416,58 @@ struct FleetCommandLineTests {
         return object["userID"] as? String
     }
 }
+
+/// A measurement, not a check: `WEHE_FLEET_TIMING=20 swift test --skip-build --filter FleetTiming` prints the median
+/// time from starting `wehe run tinyweb` to the server's admission of its first replay (the first replay byte follows
+/// after the port map and one loopback connect), through the fake locate service and envelope, and directly with
+/// `--server` for comparison. Skipped unless the variable is set.
+@Suite("Fleet timing (measurement, WEHE_FLEET_TIMING=<runs>)", .serialized)
+struct FleetTiming {
+    @Test("median time from wehe run to the first replay's admission, fleet path and direct")
+    func timing() async throws {
+        guard let runs = ProcessInfo.processInfo.environment["WEHE_FLEET_TIMING"].flatMap(Int.init), runs > 0 else {
+            return
+        }
+        try await LoopbackWorld.run(address: "127.0.0.67") { world in
+            try await FleetFakes.run { fakes in
+                fakes.offer(fakes.targets())
+                func measure(_ extra: (String) -> [String]) async throws -> [Double] {
+                    var seconds: [Double] = []
+                    for _ in 0..<runs {
+                        let data = TestResources.temporaryDirectory("wehe-fleet-timing")
+                        defer { try? FileManager.default.removeItem(atPath: data) }
+                        try? FileManager.default.removeItem(atPath: data + "/locate.json")
+                        let started = Date()
+                        let run = try await BuiltCommand.run(
+                            "wehe", ["run", "tinyweb", "--json", "--cert", world.caPath] + extra(data))
+                        #expect(run.status == 0, "\(run.stderr)")
+                        let user = try #require(FleetCommandLineTests.userID(data))
+                        let admitted = try await world.serverStore.sessionEvents(
+                            SessionEventQuery(kinds: [.admissionGranted], limit: 1000)
+                        ).filter { $0.userID == user }.map(\.at).min()
+                        seconds.append(try #require(admitted).timeIntervalSince(started))
+                    }
+                    return seconds.sorted()
+                }
+                let fleet = try await measure { fakes.options(world, data: $0) }
+                let direct = try await measure { data in
+                    [
+                        "--server", world.address, "--replays", TestResources.fixtureReplays, "--data-dir", data,
+                        "--side-channel-port", String(world.ports.sideChannelTLS ?? -1), "--analyzer-port",
+                        String(world.ports.analyzerTLS ?? -1), "--accept-consent", "--no-confirmation",
+                    ]
+                }
+                func median(_ values: [Double]) -> String {
+                    let middle = values.count / 2
+                    let value = values.count % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2
+                    return String(format: "%.1f ms", value * 1000)
+                }
+                print(
+                    "fleet timing (\(runs) runs): locate + envelope median \(median(fleet)) "
+                        + "[min \(median([fleet.first ?? 0])), max \(median([fleet.last ?? 0]))]; "
+                        + "direct --server median \(median(direct)) "
+                        + "[min \(median([direct.first ?? 0])), max \(median([direct.last ?? 0]))]")
+            }
+        }
+    }
+}
