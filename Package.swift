@@ -253,6 +253,7 @@ let package = Package(
             name: "WeheServerTests",
             dependencies: [
                 "WeheCore", "WeheWire", "WeheStore", "WeheServer", "WeheTestKit",
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -187,6 +187,11 @@ package final class ReplayServer: Service, Sendable {
                 "wehe.udp.ports": "\(ports.udp.count)",
                 "wehe.side.tls": "\(ports.sideChannelTLS.map(String.init) ?? "off")",
                 "wehe.side.plain": "\(ports.sideChannelPlain.map(String.init) ?? "off")",
+                // The limits in force (issue 16 item 6; the connection budget under the open-file limit is logged
+                // with it).
+                "wehe.sessions.maximum": "\(configuration.limits.maximumSessions)",
+                "wehe.connections.maximum": "\(configuration.limits.maximumConnections)",
+                "wehe.connections.per_address": "\(configuration.limits.maximumConnectionsPerAddress)",
             ]
         )
 

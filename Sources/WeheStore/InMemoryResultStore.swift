@@ -145,6 +145,28 @@ package actor InMemoryResultStore: ResultStore {
         for event in newEvents { events.append((makeID(), event.prepared(by: policy))) }
     }
 
+    /// See `ResultStore.purge(before:)`.
+    package func purge(before cutoff: Date) throws(WeheStoreError) -> PurgeCounts {
+        try checkOpen()
+        var counts = PurgeCounts()
+        for (key, row) in tests where row.metadata.startedAt < cutoff {
+            counts.tests += 1
+            counts.replays += row.replays.count
+            counts.analyses += row.analyses.count
+            tests[key] = nil
+        }
+        let oldRuns = storedLocalizations.filter { $0.value.requestedAt < cutoff }
+        for key in oldRuns.keys { storedLocalizations[key] = nil }
+        counts.localizations = oldRuns.count
+        let oldLosses = losses.filter { $0.value.recordedAt < cutoff }
+        for key in oldLosses.keys { losses[key] = nil }
+        counts.losses = oldLosses.count
+        let before = events.count
+        events.removeAll { $0.event.at < cutoff }
+        counts.events = before - events.count
+        return counts
+    }
+
     // MARK: reads
 
     private func record(_ key: TestKey, _ row: StoredTestRow) -> TestRecord {

@@ -67,8 +67,50 @@ package protocol ResultStore: Sendable {
     /// Session-log entries per kind over a time range.
     func sessionEventCounts(from: Date?, to: Date?) async throws(WeheStoreError) -> [SessionEventCount]
 
+    /// Deletes everything older than `cutoff` (retention, `wehe-server db purge`): tests started before it with their
+    /// replays (samples) and analyses, localization runs requested before it, loss timelines recorded before it and
+    /// session-log entries before it, in one transaction. Returns what was deleted.
+    func purge(before cutoff: Date) async throws(WeheStoreError) -> PurgeCounts
+
     /// Releases connections and files. Further calls fail with `.closed`.
     func close() async
+}
+
+/// What `ResultStore.purge(before:)` deleted.
+package struct PurgeCounts: Sendable, Hashable, CustomStringConvertible {
+    /// Tests (their metadata rows).
+    package var tests = 0
+    /// Replays (throughput samples) of those tests.
+    package var replays = 0
+    /// Analyses of those tests.
+    package var analyses = 0
+    /// Localization runs.
+    package var localizations = 0
+    /// Loss timelines.
+    package var losses = 0
+    /// Session-log entries.
+    package var events = 0
+
+    /// Creates counts.
+    package init(
+        tests: Int = 0, replays: Int = 0, analyses: Int = 0, localizations: Int = 0, losses: Int = 0, events: Int = 0
+    ) {
+        self.tests = tests
+        self.replays = replays
+        self.analyses = analyses
+        self.localizations = localizations
+        self.losses = losses
+        self.events = events
+    }
+
+    /// Whether nothing was deleted.
+    package var isEmpty: Bool { self == PurgeCounts() }
+
+    /// `tests 3, replays 6, analyses 3, localizations 0, loss timelines 2, session events 40`.
+    package var description: String {
+        "tests \(tests), replays \(replays), analyses \(analyses), localizations \(localizations), "
+            + "loss timelines \(losses), session events \(events)"
+    }
 }
 
 extension ResultStore {

@@ -15,8 +15,8 @@ import WeheStoreSQL
 struct DBCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "db",
-        abstract: "Migrate, check and export the result database.",
-        subcommands: [Migrate.self, Check.self, Export.self, StressWrite.self]
+        abstract: "Migrate, check, export and purge the result database.",
+        subcommands: [Migrate.self, Check.self, Export.self, Purge.self, StressWrite.self]
     )
 
     /// Exit code for a database error.

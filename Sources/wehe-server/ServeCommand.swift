@@ -133,6 +133,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Milliseconds between TCP_INFO readings of a replay connection (default 10, 0 = off).")
     var lossSamplingMs: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Delete results, samples, loss timelines and session events older than this many days, at start and "
+                + "then every hour (default: keep everything; `db purge` does it once)."
+        ))
+    var retentionDays: Int?
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String?
 
@@ -151,11 +159,8 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let registry = PrometheusCollectorRegistry()
-        var metricsFactory = PrometheusMetricsFactory(registry: registry)
-        let latenessBuckets = [-1, -0.1, -0.01, -0.001, 0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1, 5]
-        metricsFactory.valueHistogramBuckets["wehe_request_arrival_lateness_seconds"] = latenessBuckets
-        metricsFactory.valueHistogramBuckets["wehe_response_send_delay_seconds"] = latenessBuckets
-        MetricsSystem.bootstrap(metricsFactory)
+        // Every metric with its HELP text (and the lateness histograms' buckets): ServerMetrics' table.
+        MetricsSystem.bootstrap(PrometheusHelpFactory(registry: registry))
         let logger = Logger(label: "wehe-server")
 
         let dataDirectory = data ?? Self.defaultDataDirectory()
@@ -247,6 +252,10 @@ struct ServeCommand: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: server), .init(service: PortAnnouncer(server: server), successTerminationBehavior: .ignore),
         ]
+        if let days = retentionDays ?? file.retentionDays {
+            guard days >= 1 else { throw ValidationError("--retention-days must be at least 1") }
+            services.append(.init(service: RetentionPurger(store: resultStore, days: days, logger: logger)))
+        }
         if let listenPort = Self.port(dashboardPort, file.dashboardPort, default: -1), listenPort >= 0 {
             services.append(
                 .init(
@@ -379,6 +388,7 @@ struct FileSettings: Decodable {
     var maxConnections: Int?
     var maxConnectionsPerAddress: Int?
     var maxSessions: Int?
+    var retentionDays: Int?
     var gracePeriod: Int?
     var serverName: String?
     var localizationPair: [String]?

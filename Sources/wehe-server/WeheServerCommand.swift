@@ -1,4 +1,5 @@
 import ArgumentParser
+import WeheCore
 
 /// `wehe-server`: the Wehe replay server and its operator tools.
 ///
@@ -10,6 +11,7 @@ struct WeheServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wehe-server",
         abstract: "Wehe replay and analysis server (interoperable with the published Wehe clients) and operator tools.",
+        version: "wehe-server \(WeheVersion.number)",
         subcommands: [ServeCommand.self, CertsCommand.self, DBCommand.self]
     )
 }

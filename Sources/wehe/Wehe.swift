@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import WeheCore
 
 /// The `wehe` command: run differentiation tests and look at replays and results.
 @main
@@ -9,6 +10,7 @@ struct Wehe: AsyncParsableCommand {
         commandName: "wehe",
         abstract: "Detect whether your network treats some apps' traffic differently (Wehe for Swift).",
         discussion: CLIError.Code.table,
+        version: "wehe \(WeheVersion.number)",
         subcommands: [
             RunCommand.self, ServersCommand.self, LocalizeCommand.self, DemoCommand.self, ResultsCommand.self,
             DashboardCommand.self,

@@ -65,6 +65,9 @@ struct TCPReplayHandler {
                 // everything); the lifetime timer bounds the wait.
                 while try await iterator.next() != nil {}
                 if let sampler { await saveLoss(sampler, session: claimed, logger: logger) }
+                // The lateness record compares arrivals with the trace's schedule, which only timed replays follow
+                // (a port test sends everything at once: it would read as seconds of "lateness").
+                guard claimed.replay.timed else { return }
                 await context.events.record(
                     .init(rawValue: "replay-timing"),
                     declaration: WeheWireDeclaration(
@@ -174,9 +177,10 @@ struct TCPReplayHandler {
     }
 
     private func report(_ timing: ReplayTiming, session: Session, logger: Logger) {
+        let metrics = context.metrics
         for group in timing.groups {
-            context.metrics.requestLateness(seconds: group.requestLateness)
-            if let reaction = group.reaction { context.metrics.responseDelay(seconds: reaction) }
+            if session.replay.timed { metrics.requestLateness(seconds: group.requestLateness) }
+            if let reaction = group.reaction { metrics.responseDelay(seconds: reaction) }
         }
         logger.info(
             "replay timing", metadata: ["wehe.timing": "\(timing.detail)", "wehe.timed": "\(session.replay.timed)"])

@@ -12,7 +12,7 @@ final class ServerContext: Sendable {
     let portMapBody: String
     let registry: SessionRegistry
     let limiter: ConnectionLimiter
-    let metrics = ServerMetrics()
+    var metrics: ServerMetrics { ServerMetrics(registry: configuration.metricsRegistry) }
     let resources: ResourceMonitor
     let analysis: AnalysisRunner
     let events: EventRecorder

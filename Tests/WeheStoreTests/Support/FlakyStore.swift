@@ -30,6 +30,11 @@ actor FlakyStore: ResultStore {
         try await inner.save(replay: replay, metadata: metadata)
     }
 
+    func purge(before cutoff: Date) async throws(WeheStoreError) -> PurgeCounts {
+        try gate()
+        return try await inner.purge(before: cutoff)
+    }
+
     func save(analysis: AnalysisRecord) async throws(WeheStoreError) {
         try gate()
         try await inner.save(analysis: analysis)
