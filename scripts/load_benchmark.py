@@ -163,7 +163,9 @@ def main():
          "--port-offset", str(args.offset), "--side-channel-port", str(args.side_port),
          "--side-channel-plain-port", "off", "--analyzer-port", "off", "--analyzer-plain-port", "45565",
          "--tls-cert", work + "/certs/server.crt", "--tls-key", work + "/certs/server.key", "--store", args.store,
-         "--log-level", "warning"],
+         "--log-level", "warning",
+         # Every simulated client shares 127.0.0.0/8: lift the per-/24 session cap (default 32).
+         "--max-sessions-per-network", "100000"],
         stdout=log, stderr=log)
     try:
         for _ in range(300):

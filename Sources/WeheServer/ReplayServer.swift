@@ -1,7 +1,7 @@
 import Hummingbird
-import HummingbirdCore
+package import HummingbirdCore
 import HummingbirdTLS
-import Logging
+package import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -34,6 +34,8 @@ package final class ReplayServer: Service, Sendable {
     }
 
     private let configuration: ReplayServerConfiguration
+    /// The one connection budget of every TCP listener (also lent to the operator dashboard).
+    package let connectionLimiter: ConnectionLimiter
     private let ready = ReadyGate()
     /// The shared state of the running server and its ports; `nil` before it is ready and after it stopped.
     private let live = Mutex<(context: ServerContext, ports: ListeningPorts)?>(nil)
@@ -42,6 +44,19 @@ package final class ReplayServer: Service, Sendable {
     /// - Throws: `ReplayServerError` `.invalidConfiguration`.
     package init(configuration: ReplayServerConfiguration) throws(ReplayServerError) {
         self.configuration = try configuration.validated()
+        self.connectionLimiter = ConnectionLimiter(
+            maximum: configuration.connectionBudget(listeners: 0),
+            maximumPerAddress: configuration.limits.maximumConnectionsPerAddress)
+    }
+
+    /// A Hummingbird server builder for the operator dashboard: its connections draw on the server's connection
+    /// budget (the dashboard's share) and get the analyzer's first-byte, request and idle deadlines.
+    package func dashboardServerBuilder(logger: Logger) throws -> HTTPServerBuilder {
+        let limits = configuration.limits
+        return try HTTPConnectionGuard(
+            limiter: connectionLimiter, pool: .dashboard, firstByteTimeout: limits.httpFirstByteTimeout,
+            requestTimeout: limits.httpRequestTimeout, idleTimeout: limits.httpIdleTimeout, logger: logger
+        ).serverBuilder()
     }
 
     /// Waits until every listener is bound and returns the ports.
@@ -56,13 +71,13 @@ package final class ReplayServer: Service, Sendable {
         guard let entry = live.withLock({ $0 }) else {
             return ReplayServerStatus(
                 running: false, draining: false, sessions: 0, maximumSessions: limits.maximumSessions, connections: 0,
-                maximumConnections: limits.maximumConnections, replays: 0, ports: nil)
+                maximumConnections: connectionLimiter.maximum, replays: 0, ports: nil)
         }
         let context = entry.context
         return ReplayServerStatus(
             running: true, draining: context.isDraining, sessions: await context.registry.count,
             maximumSessions: limits.maximumSessions, connections: context.limiter.current,
-            maximumConnections: limits.maximumConnections, replays: context.catalogue.replays.count,
+            maximumConnections: context.limiter.maximum, replays: context.catalogue.replays.count,
             ports: entry.ports)
     }
 
@@ -140,7 +155,26 @@ package final class ReplayServer: Service, Sendable {
         let tcpMap = ports.tcp
         let udpMap = ports.udp
         let portMap = catalogue.portMap(tcpPort: { tcpMap[$0] }, udpPort: { udpMap[$0] })
-        let context = ServerContext(configuration: configuration, catalogue: catalogue, portMapBody: portMap.body)
+        let context = ServerContext(
+            configuration: configuration, catalogue: catalogue, portMapBody: portMap.body, limiter: connectionLimiter)
+        let openFiles = configuration.openFileLimit()
+        let shares = ConnectionLimiter.Pool.allCases.map { "\($0.rawValue) \(connectionLimiter.share($0))" }
+        logger.notice(
+            "connection budget",
+            metadata: [
+                "wehe.open_file_limit": "\(openFiles.map(String.init) ?? "unlimited")",
+                "wehe.connections.budget": "\(connectionLimiter.maximum)",
+                "wehe.connections.configured": "\(limits.maximumConnections)",
+                "wehe.connections.shares": "\(shares.joined(separator: ", "))",
+            ])
+        if connectionLimiter.maximum < limits.maximumConnections {
+            logger.warning(
+                "the open-file limit lowers the connection budget; raise it (ulimit -n) to serve more connections",
+                metadata: [
+                    "wehe.open_file_limit": "\(openFiles ?? 0)",
+                    "wehe.connections.budget": "\(connectionLimiter.maximum)",
+                ])
+        }
         let api = AnalyzerAPI(context: context)
 
         let analyzerPorts = AnalyzerPorts(
@@ -152,16 +186,21 @@ package final class ReplayServer: Service, Sendable {
                 api: api, metrics: configuration.metricsRegistry, fleet: configuration.fleetAuthenticator,
                 now: configuration.now)
             let server: HTTPServerBuilder
+            var guardLogger = logger
+            guardLogger[metadataKey: "wehe.channel"] = "\(secure ? "analyzer-tls" : "analyzer")"
+            let bounds = HTTPConnectionGuard(
+                limiter: connectionLimiter, pool: .analyzer, firstByteTimeout: limits.httpFirstByteTimeout,
+                requestTimeout: limits.httpRequestTimeout, idleTimeout: limits.httpIdleTimeout, logger: guardLogger)
             if secure, let tlsConfiguration = analyzerTLS {
                 do {
-                    server = try .tls(.http1(), tlsConfiguration: tlsConfiguration)
+                    server = try bounds.serverBuilder(tls: tlsConfiguration)
                 } catch {
                     await Self.closeUnused(
                         tcpListeners.map(\.channel) + sideListeners.map(\.channel), udpListeners.map(\.channel))
                     throw ReplayServerError(.certificate, "cannot set up TLS for the analyzer", underlying: error)
                 }
             } else {
-                server = .http1()
+                server = try bounds.serverBuilder()
             }
             var appLogger = logger
             appLogger[metadataKey: "wehe.channel"] = "\(secure ? "analyzer-tls" : "analyzer")"
@@ -208,14 +247,15 @@ package final class ReplayServer: Service, Sendable {
                 try await withThrowingDiscardingTaskGroup { tasks in
                     for listener in tcpAccepts {
                         tasks.addTask {
-                            await acceptLoop(listener.channel, kind: "tcp-replay", context: context) { child in
+                            await acceptLoop(listener.channel, kind: "tcp-replay", pool: .replay, context: context) {
+                                child in
                                 await TCPReplayHandler(context: context, channel: child).run()
                             }
                         }
                     }
                     for listener in sideAccepts {
                         tasks.addTask {
-                            await acceptLoop(listener.channel, kind: "side", context: context) { child in
+                            await acceptLoop(listener.channel, kind: "side", pool: .side, context: context) { child in
                                 await SideChannelHandler(context: context, channel: child, secure: listener.secure)
                                     .run()
                             }
@@ -329,7 +369,13 @@ package final class ReplayServer: Service, Sendable {
         setup: @escaping @Sendable (any Channel) throws -> Void
     ) async throws -> AcceptChannel {
         do {
+            let logger = configuration.logger
             return try await ServerBootstrap(group: group)
+                .serverChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(AcceptFailureLogger(kind: kind, logger: logger))
+                    }
+                }
                 .serverChannelOption(.backlog, value: 4096)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -376,6 +422,12 @@ package final class ReplayServer: Service, Sendable {
             var tls = TLSConfiguration.makeServerConfiguration(
                 certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
             tls.minimumTLSVersion = .tlsv12
+            // TLS 1.2 only with forward secrecy and authenticated encryption; TLS 1.3's suites are all AEAD.
+            tls.cipherSuiteValues = [
+                .TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+                .TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, .TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+                .TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, .TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+            ]
             return tls
         } catch {
             throw ReplayServerError(
@@ -402,6 +454,7 @@ package final class ReplayServer: Service, Sendable {
 private func acceptLoop(
     _ listener: ReplayServer.AcceptChannel,
     kind: String,
+    pool: ConnectionLimiter.Pool,
     context: ServerContext,
     handler: @escaping @Sendable (NIOAsyncChannel<ByteBuffer, ByteBuffer>) async -> Void
 ) async {
@@ -410,7 +463,7 @@ private func acceptLoop(
             try await listener.executeThenClose { inbound in
                 for try await child in inbound {
                     let address = AddressText.normalized(child.channel.remoteAddress?.ipAddress ?? "unknown")
-                    guard context.limiter.acquire(address: address) else {
+                    guard context.limiter.acquire(address: address, pool: pool) else {
                         context.metrics.connectionRejected(kind)
                         context.logger.notice(
                             "connection refused: connection limit reached",
@@ -423,7 +476,7 @@ private func acceptLoop(
                     }
                     context.metrics.connectionAccepted(kind)
                     group.addTask {
-                        defer { context.limiter.release(address: address) }
+                        defer { context.limiter.release(address: address, pool: pool) }
                         await handler(child)
                     }
                 }
@@ -520,5 +573,37 @@ private final class ReadyGate: Sendable {
             }
             if let immediate { continuation.resume(with: immediate) }
         }
+    }
+}
+
+/// On a listening socket: logs failed accepts (out of file descriptors, out of memory), at most once a second with
+/// the count since the last line; NIO's accept backoff, after this handler, then pauses accepting briefly.
+private final class AcceptFailureLogger: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+    let kind: String
+    let logger: Logger
+    private var lastLog: NIODeadline?
+    private var suppressed = 0
+
+    init(kind: String, logger: Logger) {
+        self.kind = kind
+        self.logger = logger
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let now = NIODeadline.now()
+        if let lastLog, now - lastLog < .seconds(1) {
+            suppressed += 1
+        } else {
+            logger.warning(
+                "accept failed",
+                metadata: [
+                    "wehe.channel": "\(kind)", "wehe.error": "\(error)",
+                    "wehe.failures.since_last": "\(suppressed + 1)",
+                ])
+            lastLog = now
+            suppressed = 0
+        }
+        context.fireErrorCaught(error)
     }
 }

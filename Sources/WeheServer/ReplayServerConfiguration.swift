@@ -47,6 +47,23 @@ package struct ReplayServerConfiguration: Sendable {
         package var maximumConnectionsPerAddress = 256
         /// Concurrently admitted sessions; more are refused with `0;3`.
         package var maximumSessions = 2048
+        /// Concurrently admitted sessions from one network (the client's /24 for IPv4, /64 for IPv6); more are
+        /// refused with `0;3`, so a few addresses cannot hold every slot.
+        package var maximumSessionsPerNetwork = 32
+        /// Longest wait for the next step of an admitted session's protocol (iperf and mobile-stats messages after
+        /// the grant, the replay's first connection or datagram after the port map, the throughput upload after
+        /// `DONE`); a session that stops advancing is closed.
+        package var progressTimeout: Duration = .seconds(20)
+        /// Longest time from the port map to the client's `DONE` (the replay itself: at most 45 s of traffic, plus
+        /// the client's waits).
+        package var replayPhaseTimeout: Duration = .seconds(100)
+        /// Analyzer and dashboard connections: time from accept to the first byte (TLS handshake or request).
+        package var httpFirstByteTimeout: Duration = .seconds(5)
+        /// Analyzer and dashboard connections: time to receive a whole request (head and body), from accept or from
+        /// the end of the previous response.
+        package var httpRequestTimeout: Duration = .seconds(10)
+        /// Analyzer and dashboard connections: longest silence between requests.
+        package var httpIdleTimeout: Duration = .seconds(30)
         /// Time from accept to a complete TLS handshake, ID declaration and change spec (side channel), or to the
         /// first bytes of a replay connection.
         package var firstMessageTimeout: Duration = .seconds(10)
@@ -108,10 +125,28 @@ package struct ReplayServerConfiguration: Sendable {
     /// pairs without a prefix are the default).
     package var localizationServerPairs: [LocalizationPair] = []
     /// CA certificate that the other server of a WeHeY pair presents a certificate from (its analyzer is asked for
-    /// measurements over HTTPS); `nil` asks over plain HTTP.
+    /// measurements over HTTPS, the certificate must name the server); `nil` asks no other server (signed requests
+    /// never go over plain HTTP).
     package var peerCACertificatePath: String?
-    /// Analyzer port of the other server of a WeHeY pair (HTTPS 56566 when a CA is set, else HTTP 56565).
+    /// HTTPS analyzer port of the other server of a WeHeY pair.
     package var peerAnalyzerPort = 56566
+    /// Servers `localize` may fetch measurements from besides those of `localizationServerPairs` (addresses or
+    /// names); a server named in a request but in neither list is never contacted.
+    package var fleetPeers: [String] = []
+    /// Names and addresses other fleet members reach this server by, besides the address a request arrives on and
+    /// `serverName` (a public address behind NAT, a proxy's address): a fleet request must be signed for one of them.
+    package var fleetHostNames: [String] = []
+    /// `localize` requests allowed per client address and minute (a burst of as many).
+    package var localizeRequestsPerMinute = 6
+    /// Networks of proxies whose connections may declare the client's real address (`realIP` of the ID
+    /// declaration); from anyone else the declared address is ignored and the socket peer counts.
+    package var trustedProxies: [LocalizationPair.Prefix] = []
+    /// Session-log rows written per client network and minute for refused or failed declarations (a burst of as
+    /// many); more are only counted and logged.
+    package var sessionEventsPerMinute = 30
+    /// The process's open-file limit (`RLIMIT_NOFILE`) read at start; the connection budget is sized to it. Tests
+    /// inject a value.
+    package var openFileLimit: @Sendable () -> Int? = { ReplayServerConfiguration.currentOpenFileLimit() }
     /// Longest time one request to the other server may take (connection, answer and all).
     package var peerTimeout: Duration = .seconds(8)
     /// Signs requests to fleet members and checks theirs (`getMeasurements` answers only fleet members); `nil`
@@ -160,7 +195,9 @@ package struct ReplayServerConfiguration: Sendable {
         guard (1...100_000).contains(sampleCount) else {
             throw ReplayServerError(.invalidConfiguration, "sample count \(sampleCount) is outside 1…100000")
         }
-        guard limits.maximumConnections > 0, limits.maximumConnectionsPerAddress > 0, limits.maximumSessions > 0 else {
+        guard limits.maximumConnections > 0, limits.maximumConnectionsPerAddress > 0, limits.maximumSessions > 0,
+            limits.maximumSessionsPerNetwork > 0, localizeRequestsPerMinute > 0, sessionEventsPerMinute > 0
+        else {
             throw ReplayServerError(.invalidConfiguration, "connection and session limits must be positive")
         }
         if let period = lossSamplingPeriod, period < .milliseconds(1) || period > .seconds(1) {

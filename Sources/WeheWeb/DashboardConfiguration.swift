@@ -38,10 +38,13 @@ package struct DashboardConfiguration: Sendable {
     package var operatorDefaultDays: Int
     /// Longest date range the operator page accepts, in days.
     package var maximumRangeDays: Int
-    /// Host headers accepted by the person pages (`127.0.0.1:8080`, `localhost:8080`; an entry without a port,
-    /// `127.0.0.1`, accepts that host on any port); `nil` accepts any. Guards a local dashboard against DNS
-    /// rebinding.
+    /// Host headers accepted by the person and operator pages (`127.0.0.1:8080`, `localhost:8080`; an entry
+    /// without a port, `127.0.0.1`, accepts that host on any port); `nil` accepts any. Guards a dashboard against
+    /// DNS rebinding.
     package var allowedHosts: Set<String>?
+    /// When set, the operator pages answer only requests that carry this token: `Authorization: Bearer <token>`, or
+    /// HTTP Basic authentication with the token as the password (any user name; browsers ask for it).
+    package var operatorToken: String?
     /// Settings of the crowd-sourced analysis behind the findings page.
     package var crowd: CrowdConfiguration
     /// Seed of the crowd analysis's random subsets (the same data gives the same findings).
@@ -78,6 +81,7 @@ package struct DashboardConfiguration: Sendable {
         crowdTestLimit: Int = 250_000,
         crowdCacheSeconds: Double = 600,
         localizationLimit: Int = 50,
+        operatorToken: String? = nil,
         logger: Logger = Logger(label: "wehe.web")
     ) {
         self.store = store
@@ -101,6 +105,7 @@ package struct DashboardConfiguration: Sendable {
         self.crowdTestLimit = crowdTestLimit
         self.crowdCacheSeconds = crowdCacheSeconds
         self.localizationLimit = localizationLimit
+        self.operatorToken = operatorToken
         self.logger = logger
     }
 

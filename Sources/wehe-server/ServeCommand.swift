@@ -63,6 +63,22 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Address the operator dashboard binds to (default: 127.0.0.1).")
     var dashboardBind: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Host name the operator dashboard answers to besides its bind address, localhost, 127.0.0.1 and ::1 "
+                + "(repeatable; other Host headers are refused against DNS rebinding)."
+        ))
+    var dashboardHost: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "File holding the operator token: the dashboard then asks for it (HTTP Basic password, any user, or "
+                + "Authorization: Bearer). Use it whenever --dashboard-bind is not a loopback address."
+        ))
+    var dashboardTokenFile: String?
+
     @Option(name: .long, help: "TLS side-channel port (0 = any free port, off = none).")
     var sideChannelPort: PortSetting?
 
@@ -99,6 +115,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Largest number of concurrently admitted sessions.")
     var maxSessions: Int?
 
+    @Option(name: .long, help: "Largest number of concurrent sessions from one /24 (IPv4) or /64 (IPv6), default 32.")
+    var maxSessionsPerNetwork: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Network (CIDR) of a proxy whose side channels may declare the client's real address (repeatable); from "
+                + "anyone else the declared address is ignored."
+        ))
+    var trustedProxy: [String] = []
+
     @Option(name: .long, help: "Seconds running tests may go on after SIGTERM.")
     var gracePeriod: Int?
 
@@ -129,6 +156,25 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Seconds one request to the other server of a WeHeY pair may take (default 8).")
     var peerTimeout: Double?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Server (address or name) that localize may fetch WeHeY measurements from besides those of "
+                + "--localization-pair (repeatable); no other server is ever contacted."
+        ))
+    var fleetPeer: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Name or address the other fleet servers reach this one by, when it is neither --server-name nor the "
+                + "local address (a public address behind NAT; repeatable): signed requests must name it."
+        ))
+    var fleetHostName: [String] = []
+
+    @Option(name: .long, help: "localize requests allowed per client address and minute (default 6).")
+    var localizePerMinute: Int?
 
     @Option(name: .long, help: "Milliseconds between TCP_INFO readings of a replay connection (default 10, 0 = off).")
     var lossSamplingMs: Int?
@@ -195,6 +241,12 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.limits.maximumConnectionsPerAddress = value
         }
         if let value = maxSessions ?? file.maxSessions { configuration.limits.maximumSessions = value }
+        if let value = maxSessionsPerNetwork ?? file.maxSessionsPerNetwork {
+            configuration.limits.maximumSessionsPerNetwork = value
+        }
+        if let value = localizePerMinute ?? file.localizePerMinute { configuration.localizeRequestsPerMinute = value }
+        configuration.fleetPeers = fleetPeer + (file.fleetPeer ?? [])
+        configuration.fleetHostNames = fleetHostName + (file.fleetHostName ?? [])
         if let value = gracePeriod ?? file.gracePeriod { configuration.limits.shutdownGracePeriod = .seconds(value) }
         configuration.serverName = serverName ?? file.serverName ?? ProcessInfo.processInfo.hostName
         do {
@@ -203,6 +255,9 @@ struct ServeCommand: AsyncParsableCommand {
             }
             if let path = fleetSecretFile ?? file.fleetSecretFile {
                 configuration.fleetAuthenticator = try FleetAuthenticator.load(secretFile: path)
+            }
+            configuration.trustedProxies = try (trustedProxy + (file.trustedProxy ?? [])).map {
+                try LocalizationPair.Prefix($0)
             }
         } catch {
             throw ValidationError((error as? ReplayServerError)?.message ?? "\(error)")
@@ -257,11 +312,27 @@ struct ServeCommand: AsyncParsableCommand {
             services.append(.init(service: RetentionPurger(store: resultStore, days: days, logger: logger)))
         }
         if let listenPort = Self.port(dashboardPort, file.dashboardPort, default: -1), listenPort >= 0 {
+            var token: String?
+            if let path = dashboardTokenFile ?? file.dashboardTokenFile {
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw ValidationError("cannot read the dashboard token file \(path)")
+                }
+                token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard (token?.count ?? 0) >= 16 else {
+                    throw ValidationError("the dashboard token in \(path) must have at least 16 characters")
+                }
+            }
+            let dashboardAddress = dashboardBind ?? file.dashboardBind ?? "127.0.0.1"
+            if token == nil, !["127.0.0.1", "::1", "localhost"].contains(dashboardAddress) {
+                logger.warning(
+                    "the operator dashboard is bound beyond loopback without a login; give --dashboard-token-file",
+                    metadata: ["wehe.bind": "\(dashboardAddress)"])
+            }
             services.append(
                 .init(
                     service: try Self.operatorDashboard(
-                        store: resultStore, server: server, bind: dashboardBind ?? file.dashboardBind ?? "127.0.0.1",
-                        port: listenPort, logger: logger)))
+                        store: resultStore, server: server, bind: dashboardAddress, port: listenPort,
+                        hosts: dashboardHost + (file.dashboardHost ?? []), token: token, logger: logger)))
         }
         let group = ServiceGroup(
             configuration: .init(
@@ -284,14 +355,21 @@ struct ServeCommand: AsyncParsableCommand {
     /// The operator dashboard over the server's store, with the server's health and the WeHeY runs; prints its
     /// address (with the chosen port when `port` is 0) on standard output once listening.
     static func operatorDashboard(
-        store: any ResultStore, server: ReplayServer, bind: String, port: Int, logger: Logger
+        store: any ResultStore, server: ReplayServer, bind: String, port: Int, hosts: [String] = [],
+        token: String? = nil, logger: Logger
     ) throws -> some Service {
         let dashboard: Dashboard
+        // Host headers answered (DNS-rebinding guard): the bind address, loopback names, and the configured names.
+        let bracketed = bind.contains(":") ? "[\(bind)]" : bind
+        let allowed = Set(
+            ([bracketed, "localhost", "127.0.0.1", "[::1]"] + hosts.map { $0.contains(":") ? "[\($0)]" : $0 })
+                .map { $0.lowercased() })
         do {
             dashboard = try Dashboard(
                 configuration: DashboardConfiguration(
                     store: store, health: ServerHealth(server: server, startedAt: Date()),
-                    localizations: StoreLocalizationListing(store: store), logger: logger))
+                    localizations: StoreLocalizationListing(store: store), allowedHosts: allowed,
+                    operatorToken: token, logger: logger))
         } catch {
             printError("wehe-server: \(error)")
             throw ExitCode(2)
@@ -301,8 +379,11 @@ struct ServeCommand: AsyncParsableCommand {
         let path = dashboard.configuration.operatorPath
         var dashboardLogger = logger
         dashboardLogger[metadataKey: "wehe.channel"] = "dashboard"
+        var guardLogger = logger
+        guardLogger[metadataKey: "wehe.channel"] = "dashboard"
         return Application(
             router: router,
+            server: try server.dashboardServerBuilder(logger: guardLogger),
             configuration: ApplicationConfiguration(
                 address: .hostname(bind, port: port), serverName: "wehe-server-dashboard"),
             onServerRunning: { channel in
@@ -389,6 +470,13 @@ struct FileSettings: Decodable {
     var maxConnectionsPerAddress: Int?
     var maxSessions: Int?
     var retentionDays: Int?
+    var maxSessionsPerNetwork: Int?
+    var trustedProxy: [String]?
+    var fleetPeer: [String]?
+    var fleetHostName: [String]?
+    var localizePerMinute: Int?
+    var dashboardHost: [String]?
+    var dashboardTokenFile: String?
     var gracePeriod: Int?
     var serverName: String?
     var localizationPair: [String]?

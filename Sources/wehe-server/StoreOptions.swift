@@ -6,15 +6,22 @@ import WeheStoreSQL
 /// Where the server keeps its results, shared by every subcommand that opens the store.
 struct StoreOptions: ParsableArguments {
     @Option(
-        name: .customLong("data-directory"),
+        name: .customLong("data"),
         help: ArgumentHelp(
-            "Server data directory (default: $WEHE_SERVER_DATA_DIR, else $XDG_DATA_HOME/wehe-server, "
+            "Server data directory, as for `serve` (default: $WEHE_SERVER_DATA_DIR, else $XDG_DATA_HOME/wehe-server, "
                 + "else ~/.local/share/wehe-server)."
         )
     )
-    var dataDirectory: String?
+    var data: String?
 
-    @Option(name: .customLong("database"), help: "SQLite database file (default: <data-directory>/results.sqlite).")
+    /// The former name of `--data`, still accepted.
+    @Option(name: .customLong("data-directory"), help: .hidden)
+    var legacyDataDirectory: String?
+
+    /// The data directory given on the command line, under either name.
+    var dataDirectory: String? { data ?? legacyDataDirectory }
+
+    @Option(name: .customLong("database"), help: "SQLite database file (default: <data>/results.sqlite).")
     var databasePath: String?
 
     @Option(
@@ -36,6 +43,9 @@ struct StoreOptions: ParsableArguments {
     var storeFullClientAddress = false
 
     func validate() throws {
+        if data != nil, legacyDataDirectory != nil {
+            throw ValidationError("--data and --data-directory (its former name) exclude each other")
+        }
         if databasePath != nil, resolvedPostgresURL != nil {
             throw ValidationError("--database and --postgres-url (or $WEHE_SERVER_POSTGRES_URL) exclude each other")
         }

@@ -72,6 +72,8 @@ struct LoopbackPair: Sendable {
                 configuration.peerCACertificatePath = certificates.caCertificate
                 configuration.peerAnalyzerPort = analyzer
                 configuration.fleetAuthenticator = fleet
+                // Through the throttling middlebox, server 1 reaches server 2 by its front address.
+                if index < fronts.count { configuration.fleetHostNames = [fronts[index]] }
                 servicesList.append(try ReplayServer(configuration: configuration))
                 stores.append(store)
             }

@@ -57,9 +57,11 @@ struct AdmissionTests {
         }
     }
 
-    @Test("a real IP that differs from the peer and from 127.0.0.1 is the admission key")
+    @Test("from a trusted proxy, a real IP that differs from the peer and from 127.0.0.1 is the admission key")
     func realIPKey() async throws {
-        try await ServerHarness.run { server in
+        let loopback = try LocalizationPair.Prefix("127.0.0.0/8")
+        let proxied: (inout ReplayServerConfiguration) -> Void = { $0.trustedProxies = [loopback] }
+        try await ServerHarness.run(configure: proxied) { server in
             _ = try await Self.declare(server, user: "userone001", replay: "TinyWeb-11212026", realIP: "203.0.113.5") {
                 let sameReal = try await Self.declare(
                     server, user: "usertwo002", replay: "TinyWeb-11212026", from: "127.0.0.3", realIP: "203.0.113.5")

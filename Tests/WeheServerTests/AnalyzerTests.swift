@@ -172,15 +172,23 @@ struct AnalyzerTests {
         let single = (0..<80).map { 4 + Double($0 % 9) * 0.05 }
         let half = (0..<80).map { 2 + Double($0 % 7) * 0.03 }
         let fleet = try FleetAuthenticator(secret: Array("a fleet secret of at least 32 bytes".utf8))
-        let withFleet: (inout ReplayServerConfiguration) -> Void = { $0.fleetAuthenticator = fleet }
+        // Signed peer requests go only over HTTPS, to a peer whose certificate names it.
+        let files = try CertificateFactory.issue(
+            into: TestResources.temporaryDirectory("wehe-analyzer-peer"), hostNames: ["127.0.0.1"])
+        let withFleet: (inout ReplayServerConfiguration) -> Void = { configuration in
+            configuration.fleetAuthenticator = fleet
+            configuration.tls = .init(certificateChainPath: files.serverCertificate, privateKeyPath: files.serverKey)
+            configuration.analyzerTLSPort = 0
+        }
         try await ServerHarness.run(configure: withFleet) { peer in
             try await Self.seed(peer.store, user: "@wehey0002", historyCount: 7, original: half, control: half)
-            let peerPort = try #require(peer.ports.analyzerPlain)
+            let peerPort = try #require(peer.ports.analyzerTLS)
             let pairedWithPeer: (inout ReplayServerConfiguration) -> Void = { configuration in
                 configuration.localizationServerPairs = [
                     LocalizationPair(prefix: nil, first: "127.0.0.1", second: "127.0.0.1", label: "test pair")
                 ]
                 configuration.peerAnalyzerPort = peerPort
+                configuration.peerCACertificatePath = files.caCertificate
                 configuration.fleetAuthenticator = fleet
             }
             try await ServerHarness.run(configure: pairedWithPeer) { server in

@@ -135,7 +135,9 @@ struct BadInputTests {
                 if elapsed < .seconds(2) { closedAtOnce += 1 }
             }
             #expect(closedAtOnce == 30)
-            for connection in idle { try await connection.close() }
+            // The side channels' share of the budget (45 %) was full before the twentieth: the server closed the
+            // rest itself.
+            for connection in idle { try? await connection.close() }
             try await Task.sleep(for: .milliseconds(200))
             try await Self.normalSession(server)
         }

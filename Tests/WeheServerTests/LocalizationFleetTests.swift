@@ -19,11 +19,11 @@ struct LocalizationFleetTests {
     /// One HTTP request with extra headers; the status and body of the answer.
     static func request(
         host: String = "127.0.0.1", port: Int, method: String = "GET", target: String, body: String = "",
-        headers: [(name: String, value: String)] = []
+        headers: [(name: String, value: String)] = [], hostHeader: String? = nil
     ) async throws -> (status: Int, body: String) {
         let connection = try await RawConnection.connect(port: port, host: host)
         let text = try await connection.channel.executeThenClose { inbound, outbound in
-            var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n"
+            var head = "\(method) \(target) HTTP/1.1\r\nHost: \(hostHeader ?? host)\r\nConnection: close\r\n"
             for header in headers { head += "\(header.name): \(header.value)\r\n" }
             if method == "POST" {
                 head += "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n"
@@ -106,20 +106,23 @@ struct LocalizationFleetTests {
                 #expect(unsigned.status == 403)
                 #expect(unsigned.body.contains("no fleet credentials"))
                 let wrong = try await Self.request(
-                    port: port, target: target, headers: stranger.headers(method: "GET", target: target, now: Date()))
+                    port: port, target: target,
+                    headers: stranger.headers(method: "GET", host: "127.0.0.1", target: target, now: Date()))
                 #expect(wrong.status == 403)
                 #expect(wrong.body.contains("does not match"))
                 let stale = try await Self.request(
                     port: port, target: target,
-                    headers: fleet.headers(method: "GET", target: target, now: Date().addingTimeInterval(-7200)))
+                    headers: fleet.headers(
+                        method: "GET", host: "127.0.0.1", target: target, now: Date().addingTimeInterval(-7200)))
                 #expect(stale.status == 403)
                 #expect(stale.body.contains("clocks disagree"))
                 let tampered = try await Self.request(
                     port: port, target: target.replacingOccurrences(of: "historyCount=5", with: "historyCount=6"),
-                    headers: fleet.headers(method: "GET", target: target, now: Date()))
+                    headers: fleet.headers(method: "GET", host: "127.0.0.1", target: target, now: Date()))
                 #expect(tampered.status == 403)
                 let signed = try await Self.request(
-                    port: port, target: target, headers: fleet.headers(method: "GET", target: target, now: Date()))
+                    port: port, target: target,
+                    headers: fleet.headers(method: "GET", host: "127.0.0.1", target: target, now: Date()))
                 #expect(signed.status == 200)
                 let json = try JSONValue.parse(Array(signed.body.utf8))
                 #expect(json["success"] == .bool(true))
@@ -128,7 +131,8 @@ struct LocalizationFleetTests {
             func signed(_ type: String, kwargs: String = "{}") async throws -> JSONValue {
                 let target = Self.measurementTarget(type, user: "@fleet0001", historyCount: 5, kwargs: kwargs)
                 let answer = try await Self.request(
-                    port: port, target: target, headers: fleet.headers(method: "GET", target: target, now: Date()))
+                    port: port, target: target,
+                    headers: fleet.headers(method: "GET", host: "127.0.0.1", target: target, now: Date()))
                 return try #require(try JSONValue.parse(Array(answer.body.utf8))["measurements"]?["result"])
             }
             let summary = try await signed("minRttAndDuration")
@@ -160,7 +164,8 @@ struct LocalizationFleetTests {
             let port = try #require(server.ports.analyzerPlain)
             let target = Self.measurementTarget("clientXputs", user: "@fleet0001", historyCount: 5)
             let answer = try await Self.request(
-                port: port, target: target, headers: fleet.headers(method: "GET", target: target, now: Date()))
+                port: port, target: target,
+                headers: fleet.headers(method: "GET", host: "127.0.0.1", target: target, now: Date()))
             #expect(answer.status == 403)
             #expect(answer.body.contains("no fleet secret"))
         }
@@ -177,6 +182,27 @@ struct LocalizationFleetTests {
         return try await server.store.loss(key)
     }
 
+    /// A CA and a certificate for both loopback servers (IP subject alternative names 127.0.0.1 and 127.0.0.2).
+    static func certificates() throws -> CertificateFactory.Output {
+        try CertificateFactory.issue(
+            into: TestResources.temporaryDirectory("wehe-fleet-certs"), hostNames: ["127.0.0.1", "127.0.0.2"])
+    }
+
+    /// Server 1 configured to ask its fleet peer 127.0.0.2 on `port` over HTTPS, checking the peer against `ca`.
+    static func askingPeer(port: Int, ca: String?, fleet: FleetAuthenticator) -> (inout ReplayServerConfiguration) ->
+        Void
+    {
+        { configuration in
+            configuration.peerAnalyzerPort = port
+            configuration.peerCACertificatePath = ca
+            configuration.fleetPeers = ["127.0.0.2"]
+            configuration.fleetAuthenticator = fleet
+        }
+    }
+
+    /// Runs server 2 on 127.0.0.2 (HTTPS analyzer) and server 1 on 127.0.0.1, both with the fleet secret; server 1
+    /// asks server 2 over HTTPS, checking its certificate and name against the CA. `secondClock` skews server 2's
+    /// wall clock. The body gets server 1's plain analyzer port.
     static func withPair(
         secondClockSkew: TimeInterval = 0,
         _ body:
@@ -184,29 +210,20 @@ struct LocalizationFleetTests {
             -> Void
     ) async throws {
         let fleet = try Self.fleet()
+        let files = try Self.certificates()
         let secondServer: (inout ReplayServerConfiguration) -> Void = { configuration in
             configuration.bindAddress = "127.0.0.2"
             configuration.fleetAuthenticator = fleet
+            configuration.tls = .init(certificateChainPath: files.serverCertificate, privateKeyPath: files.serverKey)
+            configuration.analyzerTLSPort = 0
             configuration.now = { Date().addingTimeInterval(secondClockSkew) }
         }
-        // Server 1's analyzer takes server 2's port number on 127.0.0.1, where another test's socket may hold it by
-        // chance: then the pair starts over on a new port (a taken port fails the start with bindFailed).
-        for attempt in 1...5 {
-            do {
-                try await ServerHarness.run(configure: secondServer) { second in
-                    let port = try #require(second.ports.analyzerPlain)
-                    let firstServer: (inout ReplayServerConfiguration) -> Void = { configuration in
-                        configuration.analyzerPlainPort = port
-                        configuration.peerAnalyzerPort = port
-                        configuration.fleetAuthenticator = fleet
-                    }
-                    try await ServerHarness.run(configure: firstServer) { first in
-                        try await body(first, second, port)
-                    }
-                }
-                return
-            } catch {
-                guard attempt < 5, PortCollisions.isCollision(error) else { throw error }
+        try await ServerHarness.run(configure: secondServer) { second in
+            let peerPort = try #require(second.ports.analyzerTLS)
+            try await ServerHarness.run(
+                configure: Self.askingPeer(port: peerPort, ca: files.caCertificate, fleet: fleet)
+            ) { first in
+                try await body(first, second, try #require(first.ports.analyzerPlain))
             }
         }
     }
@@ -317,10 +334,8 @@ struct LocalizationFleetTests {
         let closedPort = try #require(probe.localAddress?.port)
         try await probe.close()
         let fleet = try Self.fleet()
-        let pairedWithDownPeer: (inout ReplayServerConfiguration) -> Void = {
-            $0.peerAnalyzerPort = closedPort
-            $0.fleetAuthenticator = fleet
-        }
+        let pairedWithDownPeer = Self.askingPeer(
+            port: closedPort, ca: try Self.certificates().caCertificate, fleet: fleet)
         try await ServerHarness.run(configure: pairedWithDownPeer) { server in
             let user = "@wehey0103"
             let port = try #require(server.ports.analyzerPlain)
@@ -353,10 +368,10 @@ struct LocalizationFleetTests {
             .bind(host: "127.0.0.2", port: 0).get()
         let silentPort = try #require(silent.localAddress?.port)
         let fleet = try Self.fleet()
+        let asking = Self.askingPeer(port: silentPort, ca: try Self.certificates().caCertificate, fleet: fleet)
         let pairedWithSilentPeer: (inout ReplayServerConfiguration) -> Void = {
-            $0.peerAnalyzerPort = silentPort
+            asking(&$0)
             $0.peerTimeout = .seconds(1)
-            $0.fleetAuthenticator = fleet
         }
         try await ServerHarness.run(configure: pairedWithSilentPeer) { server in
             let user = "@wehey0104"

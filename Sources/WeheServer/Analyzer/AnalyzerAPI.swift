@@ -43,7 +43,7 @@ struct AnalyzerAPI: Sendable {
                     status: 200,
                     body: #"{"success": true, "areaThreshold": "0.5", "ks2Threshold": "0.01", "ks2Ratio": "0.95"}"#)
             case "getServers": return getServers(parameters, clientAddress: clientAddress)
-            case "localize": return try await localize(parameters)
+            case "localize": return try await localize(parameters, clientAddress: clientAddress)
             case "localizeResult": return try await localizeResult(parameters)
             case "getMeasurements": return try await measurements(parameters, caller: caller)
             case DatagramReceipt.command: return try await udpLoss(parameters, clientAddress: clientAddress)
@@ -172,7 +172,16 @@ struct AnalyzerAPI: Sendable {
             ]))
     }
 
-    private func localize(_ parameters: [String: String]) async throws -> Answer {
+    private func localize(_ parameters: [String: String], clientAddress: String) async throws -> Answer {
+        // Each request may make this server ask two others and store a row: a few per address and minute.
+        guard context.localizeLimiter.allow(AddressText.normalized(clientAddress)) else {
+            return Answer(
+                status: 429,
+                body: Self.object([
+                    ("success", .bool(false)),
+                    ("error", .string("too many localize requests from this address; try again in a minute")),
+                ]))
+        }
         let userID = try Self.userID(parameters)
         let first = try Self.jsonObject(parameters, "server1Info")
         let second = try Self.jsonObject(parameters, "server2Info")
@@ -187,8 +196,32 @@ struct AnalyzerAPI: Sendable {
         let servers = [
             first["server"].flatMap(Self.stringValue) ?? "", second["server"].flatMap(Self.stringValue) ?? "",
         ]
+        // One of the two simultaneous replays ran here: otherwise the request is not this server's to answer, and
+        // nothing is stored for it (an unauthenticated caller cannot fill the store with made-up runs).
+        var ranHere = false
+        for historyCount in [h1, h2] {
+            let key = ReplayKey(userID: userID, historyCount: historyCount, testID: 0)
+            let hasSamples = try await store.test(key.test)?.replay(0) != nil
+            let hasLoss = try await store.loss(key) != nil
+            if hasSamples || hasLoss {
+                ranHere = true
+                break
+            }
+        }
+        guard ranHere else {
+            return failure("neither replay of this localization (historyCount \(h1) or \(h2)) ran on this server")
+        }
         var notes: [String] = []
         let peers = context.peerMeasurements
+        let fleetPeers = context.fleetPeers
+        /// Whether `server` may be asked: only configured pair and fleet servers ever get a signed request.
+        func askable(_ server: String) -> Bool {
+            guard fleetPeers.contains(FleetAuthenticator.hostName(server)) else {
+                notes.append("\(server.prefix(64)) not asked: not a configured localization pair or fleet server")
+                return false
+            }
+            return true
+        }
 
         // Throughput samples of the original replays: the simultaneous pair and the earlier single-server test.
         // Pieces not stored here come from the server that ran them (its analyzer's getMeasurements).
@@ -201,6 +234,7 @@ struct AnalyzerAPI: Sendable {
                 notes.append("no throughput samples of historyCount \(historyCount) here and no server named to ask")
                 return nil
             }
+            guard askable(server) else { return nil }
             switch await peers.clientThroughput(host: server, userID: userID, historyCount: historyCount) {
             case .success(let samples): return samples
             case .failure(let error):
@@ -223,6 +257,7 @@ struct AnalyzerAPI: Sendable {
                 notes.append("no loss timeline of historyCount \(historyCount) here and no server named to ask")
                 return nil
             }
+            guard askable(server) else { return nil }
             switch await peers.loss(host: server, userID: userID, historyCount: historyCount) {
             case .success(let record): return record
             case .failure(let error):

@@ -10,10 +10,13 @@ struct AnalyzerRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     /// The address the request came from.
     let remoteAddress: SocketAddress?
+    /// The address the request came to (a fleet request must be signed for it or for the server's name).
+    let localAddress: SocketAddress?
 
     init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
+        self.localAddress = source.channel.localAddress
     }
 }
 
@@ -41,11 +44,17 @@ enum AnalyzerHTTP {
             let caller: AnalyzerAPI.Caller
             if let fleet {
                 let target = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
+                let configuration = api.context.configuration
+                var ownHosts = Set(
+                    ([configuration.serverName] + configuration.fleetHostNames).map(FleetAuthenticator.hostName))
+                if let local = context.localAddress?.ipAddress { ownHosts.insert(AddressText.normalized(local)) }
                 let check = fleet.check(
-                    method: request.method.rawValue, target: target,
+                    method: request.method.rawValue, host: request.head.authority ?? header(request, "Host"),
+                    target: target, body: Array(body.readableBytesView),
                     date: header(request, FleetAuthenticator.dateHeader),
+                    nonce: header(request, FleetAuthenticator.nonceHeader),
                     signature: header(request, FleetAuthenticator.signatureHeader),
-                    now: now())
+                    ownHosts: ownHosts, now: now())
                 switch check {
                 case .member: caller = .fleetMember
                 case .refused(let reason): caller = .anonymous(reason: reason)

@@ -1,24 +1,33 @@
 import Crypto
 package import Foundation
+import Synchronization
 
 /// Proves that a `getMeasurements` request comes from a member of our server fleet: an HMAC-SHA256 of the request
 /// under a secret every fleet member holds (`--fleet-secret-file`).
 ///
-/// The requester sends two headers: `X-Wehe-Fleet-Date` (Unix seconds) and `X-Wehe-Fleet-Signature`, the lowercase
-/// hex HMAC-SHA256 of `wehe-fleet-v1\n<METHOD>\n<request target>\n<date>` (the target is the path with its raw
-/// query, exactly as sent). The server accepts a signature whose date lies within `window` of its own clock, so a
-/// captured request cannot be replayed later, and a server whose clock is far off is refused with a reason that
-/// says so.
+/// The requester sends three headers: `X-Wehe-Fleet-Date` (Unix seconds), `X-Wehe-Fleet-Nonce` (16 to 64 hex
+/// digits, new for every request) and `X-Wehe-Fleet-Signature`, the lowercase hex HMAC-SHA256 of
+/// `wehe-fleet-v2\n<METHOD>\n<host>\n<request target>\n<date>\n<nonce>\n<hex SHA-256 of the body>` (host as in the
+/// `Host` header without port, lowercased; target the path with its raw query, exactly as sent).
+///
+/// The receiver accepts a signature only when the signed host names itself (a request captured on its way to one
+/// member cannot be replayed to another), the date lies within `window` of its own clock, and the nonce was not
+/// seen within that window (a captured request cannot be replayed to the same member either).
 package struct FleetAuthenticator: Sendable {
     /// Header carrying the request date.
     package static let dateHeader = "X-Wehe-Fleet-Date"
+    /// Header carrying the request's single-use nonce.
+    package static let nonceHeader = "X-Wehe-Fleet-Nonce"
     /// Header carrying the signature.
     package static let signatureHeader = "X-Wehe-Fleet-Signature"
     /// Shortest secret accepted, bytes.
     package static let minimumSecretBytes = 32
+    /// Most nonces remembered at once; beyond it (a flood of validly signed requests) requests are refused.
+    package static let nonceCapacity = 100_000
 
     private let secret: [UInt8]
     private var key: SymmetricKey { SymmetricKey(data: secret) }
+    private let seenNonces = NonceCache()
     /// Largest difference between the request date and this server's clock.
     package let window: TimeInterval
 
@@ -26,7 +35,7 @@ package struct FleetAuthenticator: Sendable {
     package enum Check: Sendable, Equatable {
         /// The request is signed by a fleet member.
         case member
-        /// It is not; the reason says why (missing headers, bad signature, date outside the window).
+        /// It is not; the reason says why (missing headers, bad signature, another host, replay, stale date).
         case refused(String)
     }
 
@@ -52,33 +61,78 @@ package struct FleetAuthenticator: Sendable {
         return try FleetAuthenticator(secret: Array(text.utf8))
     }
 
-    private static func message(method: String, target: String, date: Int) -> Data {
-        Data("wehe-fleet-v1\n\(method.uppercased())\n\(target)\n\(date)".utf8)
+    /// The host part of a `Host` header (or a bare host): no port, no IPv6 brackets, lowercased.
+    package static func hostName(_ header: String) -> String {
+        var text = Substring(header.trimmingCharacters(in: .whitespaces).lowercased())
+        if text.hasPrefix("[") {
+            if let close = text.firstIndex(of: "]") { text = text[text.index(after: text.startIndex)..<close] }
+        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
+            text = text[..<colon]
+        }
+        return AddressText.normalized(String(text))
     }
 
-    /// The headers that sign a request to `target` (path and raw query) made at `now`.
-    package func headers(method: String, target: String, now: Date) -> [(name: String, value: String)] {
+    private static func message(
+        method: String, host: String, target: String, date: Int, nonce: String, body: [UInt8]
+    ) -> Data {
+        let digest = hex(Array(SHA256.hash(data: body)))
+        return Data(
+            "wehe-fleet-v2\n\(method.uppercased())\n\(hostName(host))\n\(target)\n\(date)\n\(nonce)\n\(digest)".utf8)
+    }
+
+    /// The headers that sign a request to `host` for `target` (path and raw query) with `body`, made at `now`.
+    package func headers(
+        method: String, host: String, target: String, body: [UInt8] = [], now: Date,
+        nonce: String = Self.newNonce()
+    ) -> [(name: String, value: String)] {
         let date = Int(now.timeIntervalSince1970.rounded(.down))
         let code = HMAC<SHA256>.authenticationCode(
-            for: Self.message(method: method, target: target, date: date), using: key)
-        let hex = code.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
-        return [(Self.dateHeader, String(date)), (Self.signatureHeader, hex)]
+            for: Self.message(method: method, host: host, target: target, date: date, nonce: nonce, body: body),
+            using: key)
+        return [
+            (Self.dateHeader, String(date)), (Self.nonceHeader, nonce), (Self.signatureHeader, Self.hex(Array(code))),
+        ]
     }
 
-    /// Checks the headers of a request to `target` received at `now`.
-    package func check(method: String, target: String, date: String?, signature: String?, now: Date) -> Check {
-        guard let date, let signature else { return .refused("no fleet credentials (fleet members sign requests)") }
+    /// A fresh nonce: 16 random bytes in hex.
+    package static func newNonce() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    /// Checks a request received at `now`.
+    /// - Parameters:
+    ///   - host: the request's `Host` header.
+    ///   - ownHosts: the names and addresses this server answers to (the signed host must be one of them).
+    package func check(
+        method: String, host: String?, target: String, body: [UInt8], date: String?, nonce: String?,
+        signature: String?, ownHosts: Set<String>, now: Date
+    ) -> Check {
+        guard let date, let signature, let nonce, let host else {
+            return .refused("no fleet credentials (fleet members sign requests)")
+        }
         guard let seconds = Int(date.trimmingCharacters(in: .whitespaces)) else {
             return .refused("malformed \(Self.dateHeader)")
+        }
+        let nonceText = nonce.trimmingCharacters(in: .whitespaces)
+        guard (16...64).contains(nonceText.utf8.count), Self.bytes(hex: nonceText) != nil else {
+            return .refused("malformed \(Self.nonceHeader)")
         }
         guard let code = Self.bytes(hex: signature.trimmingCharacters(in: .whitespaces)), code.count == 32 else {
             return .refused("malformed \(Self.signatureHeader)")
         }
-        guard
-            HMAC<SHA256>.isValidAuthenticationCode(
-                code, authenticating: Self.message(method: method, target: target, date: seconds), using: key)
-        else {
+        let message = Self.message(
+            method: method, host: host, target: target, date: seconds, nonce: nonceText, body: body)
+        guard HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: message, using: key) else {
             return .refused("fleet signature does not match (a different secret, or a modified request)")
+        }
+        let signedHost = Self.hostName(host)
+        let signedBytes = AddressText.bytes(signedHost)
+        guard
+            ownHosts.contains(signedHost)
+                || (signedBytes != nil && ownHosts.contains { AddressText.bytes($0) == signedBytes })
+        else {
+            return .refused("fleet request signed for another host (\(signedHost.prefix(64)))")
         }
         let skew = Double(seconds) - now.timeIntervalSince1970
         guard abs(skew) <= window else {
@@ -86,7 +140,15 @@ package struct FleetAuthenticator: Sendable {
                 "fleet signature dated \(Int(skew)) s from this server's clock (more than \(Int(window)) s: clocks "
                     + "disagree or the request was replayed)")
         }
-        return .member
+        switch seenNonces.insert(nonceText.lowercased(), expires: now.addingTimeInterval(2 * window), now: now) {
+        case .fresh: return .member
+        case .seen: return .refused("fleet request replayed (its nonce was already used)")
+        case .full: return .refused("too many fleet requests in the signature window; try again later")
+        }
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
     }
 
     private static func bytes(hex: String) -> [UInt8]? {
@@ -109,6 +171,25 @@ package struct FleetAuthenticator: Sendable {
         case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
         case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
         default: nil
+        }
+    }
+}
+
+/// The nonces of accepted fleet requests until their signatures expire.
+private final class NonceCache: Sendable {
+    enum Outcome { case fresh, seen, full }
+
+    private let entries = Mutex<[String: Date]>([:])
+
+    func insert(_ nonce: String, expires: Date, now: Date) -> Outcome {
+        entries.withLock { entries in
+            if let expiry = entries[nonce], expiry > now { return .seen }
+            if entries.count >= FleetAuthenticator.nonceCapacity {
+                entries = entries.filter { $0.value > now }
+                if entries.count >= FleetAuthenticator.nonceCapacity { return .full }
+            }
+            entries[nonce] = expires
+            return .fresh
         }
     }
 }

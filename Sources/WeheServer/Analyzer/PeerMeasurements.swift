@@ -13,7 +13,8 @@ import WeheWire
 /// bounded in time and size. Every failure comes back as a `ReplayServerError` with code `.peer` and a reason that
 /// the localization note repeats.
 struct PeerMeasurements: Sendable {
-    /// CA certificate file that peer servers' certificates chain to; `nil` uses plain HTTP.
+    /// CA certificate file that peer servers' certificates chain to; `nil` asks no peer (signed requests never go
+    /// over plain HTTP).
     let caCertificatePath: String?
     /// Analyzer port of peers.
     let port: Int
@@ -113,15 +114,18 @@ struct PeerMeasurements: Sendable {
     }
 
     private func get(host: String, target: String) async throws -> (status: Int, body: String) {
-        let tls: NIOSSLContext?
-        if let caCertificatePath {
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            configuration.trustRoots = .file(caCertificatePath)
-            configuration.certificateVerification = .noHostnameVerification
-            tls = try NIOSSLContext(configuration: configuration)
-        } else {
-            tls = nil
+        // The request is signed: it goes only over TLS, to a peer whose certificate chains to the configured CA and
+        // names the peer (its DNS name, or for an address literal an IP subject alternative name).
+        guard let caCertificatePath else {
+            throw ReplayServerError(
+                .peer, "\(host) not asked: signed peer requests go only over HTTPS (no peer CA configured)")
         }
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .file(caCertificatePath)
+        configuration.certificateVerification = .fullVerification
+        configuration.minimumTLSVersion = .tlsv12
+        let tls = try NIOSSLContext(configuration: configuration)
+        let serverName: String? = AddressText.isIPAddress(host) ? nil : host
         let connectTimeout = TimeAmount(timeout)
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
@@ -129,10 +133,8 @@ struct PeerMeasurements: Sendable {
                 .connectTimeout(connectTimeout)
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        if let tls {
-                            try channel.pipeline.syncOperations.addHandler(
-                                try NIOSSLClientHandler(context: tls, serverHostname: nil))
-                        }
+                        try channel.pipeline.syncOperations.addHandler(
+                            try NIOSSLClientHandler(context: tls, serverHostname: serverName))
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
@@ -146,7 +148,7 @@ struct PeerMeasurements: Sendable {
         }
         defer { deadline.cancel() }
         var headers = "Host: \(host.contains(":") ? "[\(host)]" : host)\r\nConnection: close\r\n"
-        for (name, value) in authenticator?.headers(method: "GET", target: target, now: now()) ?? [] {
+        for (name, value) in authenticator?.headers(method: "GET", host: host, target: target, now: now()) ?? [] {
             headers += "\(name): \(value)\r\n"
         }
         let request = "GET \(target) HTTP/1.1\r\n\(headers)\r\n"

@@ -70,6 +70,9 @@ package final class Session: Sendable {
         }
     }
 
+    /// Whether replay traffic reached this session: its TCP connection was claimed or a UDP flow started.
+    package var replayStarted: Bool { state.withLock { $0.tcpClaimed || !$0.udpFlowsStarted.isEmpty } }
+
     /// Whether a TCP replay connection can still be claimed.
     package var awaitsTCP: Bool {
         replay.transport == .tcp && state.withLock { $0.ready && !$0.tcpClaimed }

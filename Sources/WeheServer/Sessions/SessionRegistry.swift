@@ -17,40 +17,60 @@ package actor SessionRegistry {
 
     private let policy: ReplayServerConfiguration.AdmissionPolicy
     private let maximumSessions: Int
+    private let maximumSessionsPerNetwork: Int
+    private let trustedProxies: [LocalizationPair.Prefix]
     private let holdTime: Duration
     private var nextID: UInt64 = 1
     private var byKey: [String: Session] = [:]
     private var byUser: [String: Session] = [:]
     private var byPeer: [String: [Session]] = [:]
     private var all: [UInt64: Session] = [:]
+    /// Sessions per client network (/24, /64) and the network of each session.
+    private var byNetwork: [String: Int] = [:]
+    private var networkOf: [UInt64: String] = [:]
 
     /// Creates a registry.
     /// - Parameters:
     ///   - policy: the admission rule.
     ///   - maximumSessions: sessions admitted at once; more are refused as low resources.
+    ///   - maximumSessionsPerNetwork: sessions admitted at once from one client network (/24, /64); more are
+    ///     refused as low resources.
+    ///   - trustedProxies: networks whose connections may declare the client's real address.
     ///   - holdTime: how long a holder keeps its address against other users (the published server: 5 minutes).
-    package init(policy: ReplayServerConfiguration.AdmissionPolicy, maximumSessions: Int, holdTime: Duration) {
+    package init(
+        policy: ReplayServerConfiguration.AdmissionPolicy, maximumSessions: Int,
+        maximumSessionsPerNetwork: Int = .max, trustedProxies: [LocalizationPair.Prefix] = [], holdTime: Duration
+    ) {
         self.policy = policy
         self.maximumSessions = maximumSessions
+        self.maximumSessionsPerNetwork = maximumSessionsPerNetwork
+        self.trustedProxies = trustedProxies
         self.holdTime = holdTime
     }
 
     /// Number of admitted sessions.
     package var count: Int { all.count }
 
-    /// The admission key of a declaration (protocol.md 5.3 step 4).
+    /// The client's address for admission: the declared `realIP` when the connection comes from a trusted proxy
+    /// and the declared text is a real other address; otherwise the socket peer (anyone could declare anything).
+    package nonisolated static func clientAddress(
+        declaration: IDDeclaration, peerAddress: String, trustedProxies: [LocalizationPair.Prefix]
+    ) -> String {
+        guard trustedProxies.contains(where: { $0.contains(peerAddress) }) else { return peerAddress }
+        let real = AddressText.normalized(declaration.realIP)
+        if real != peerAddress, real != "127.0.0.1", AddressText.isIPAddress(real) { return real }
+        return peerAddress
+    }
+
+    /// The admission key of a declaration from `clientAddress` (protocol.md 5.3 step 4).
     package nonisolated static func admissionKey(
         policy: ReplayServerConfiguration.AdmissionPolicy,
         declaration: IDDeclaration,
-        peerAddress: String
+        clientAddress: String
     ) -> String {
         switch policy {
-        case .perUser:
-            return "user:" + declaration.userID
-        case .perAddress:
-            let real = AddressText.normalized(declaration.realIP)
-            if real != peerAddress, real != "127.0.0.1", AddressText.isIPAddress(real) { return "ip:" + real }
-            return "ip:" + peerAddress
+        case .perUser: "user:" + declaration.userID
+        case .perAddress: "ip:" + clientAddress
         }
     }
 
@@ -70,23 +90,33 @@ package actor SessionRegistry {
         notifier: SideChannelNotifier,
         now: Date
     ) -> Decision {
-        // 1. An earlier side channel of the same user is ended.
-        if let earlier = byUser[declaration.userID] {
-            earlier.terminate(reason: "replaced by a newer side channel of the same user")
-            remove(earlier)
-        }
+        // 1. An earlier side channel of the same user is ended, but only once this declaration is admitted and
+        //    only when it comes from the same address: a declaration from elsewhere, or a refused one, never ends
+        //    another's running test. Until then the earlier session does not count against this one.
+        let earlier = byUser[declaration.userID].flatMap { $0.peerAddress == peerAddress ? $0 : nil }
         // 2. Unknown replay.
         guard let replay else { return .denied(.unknownReplay) }
-        // 3. Resources.
-        guard resourcesAvailable, all.count < maximumSessions else { return .denied(.lowResources) }
+        // 3. Resources: the server's sessions and those of the client's network.
+        let client = Self.clientAddress(
+            declaration: declaration, peerAddress: peerAddress, trustedProxies: trustedProxies)
+        let network = AddressText.network(client)
+        let replaced = earlier == nil ? 0 : 1
+        let inNetwork = byNetwork[network, default: 0] - (earlier.map { networkOf[$0.id] == network ? 1 : 0 } ?? 0)
+        guard resourcesAvailable, all.count - replaced < maximumSessions, inNetwork < maximumSessionsPerNetwork else {
+            return .denied(.lowResources)
+        }
         // 4. One test per key.
-        let key = Self.admissionKey(policy: policy, declaration: declaration, peerAddress: peerAddress)
-        if let holder = byKey[key] {
+        let key = Self.admissionKey(policy: policy, declaration: declaration, clientAddress: client)
+        if let holder = byKey[key], holder.id != earlier?.id {
             if holder.admittedInstant.duration(to: .now) < holdTime {
                 return .denied(.addressBusy)
             }
             holder.terminate(reason: "address slot expired after \(holdTime)")
             remove(holder)
+        }
+        if let earlier {
+            earlier.terminate(reason: "replaced by a newer side channel of the same user")
+            remove(earlier)
         }
         let session = Session(
             id: nextID,
@@ -102,12 +132,18 @@ package actor SessionRegistry {
         byUser[declaration.userID] = session
         byPeer[peerAddress, default: []].append(session)
         all[session.id] = session
+        byNetwork[network, default: 0] += 1
+        networkOf[session.id] = network
         return .granted(session)
     }
 
     /// Removes a session (its side channel ended). Safe to call twice.
     package func remove(_ session: Session) {
         guard all.removeValue(forKey: session.id) != nil else { return }
+        if let network = networkOf.removeValue(forKey: session.id) {
+            let left = byNetwork[network, default: 1] - 1
+            byNetwork[network] = left > 0 ? left : nil
+        }
         if byKey[session.admissionKey]?.id == session.id { byKey[session.admissionKey] = nil }
         if byUser[session.declaration.userID]?.id == session.id { byUser[session.declaration.userID] = nil }
         byPeer[session.peerAddress]?.removeAll { $0.id == session.id }

@@ -121,9 +121,30 @@ struct SideChannelHandler {
             var detail = "0;\(reason.rawValue): \(reason.explanation)"
             if reason == .lowResources, let shortage { detail += " (\(shortage))" }
             logger.notice("replay refused", metadata: ["wehe.reply": "\(reply.body)", "wehe.reason": "\(detail)"])
-            await context.events.record(
-                .admissionDenied, declaration: wireDeclaration, clientAddress: peer, detail: detail)
+            await recordUnadmitted(.admissionDenied, declaration: wireDeclaration, peer: peer, detail: detail)
             return nil
+        }
+    }
+
+    /// A session-log row for a declaration that was not admitted: anyone can send those, so only a few per client
+    /// network and minute are written; the rest are logged.
+    private func recordUnadmitted(
+        _ kind: SessionEvent.Kind, declaration: WeheWireDeclaration, peer: String, detail: String
+    ) async {
+        guard context.eventLimiter.allow(AddressText.network(peer)) else {
+            context.metrics.connectionFailed("side", reason: "event-not-stored")
+            context.logger.debug(
+                "session log entry not stored: too many from this network",
+                metadata: ["wehe.peer": "\(AddressText.redacted(peer))", "wehe.event": "\(kind)"])
+            return
+        }
+        await context.events.record(kind, declaration: declaration, clientAddress: peer, detail: detail)
+    }
+
+    /// Closes the session unless it reaches its next protocol step within `timeout`; cancel once it did.
+    private func progressDeadline(_ session: Session, _ timeout: Duration, waitingFor step: String) -> Scheduled<Void> {
+        channel.channel.eventLoop.scheduleTask(in: .init(timeout)) {
+            session.terminate(reason: "no progress: \(step) did not come within \(timeout)")
         }
     }
 
@@ -133,6 +154,11 @@ struct SideChannelHandler {
         notifier: SideChannelNotifier,
         logger: Logger
     ) async throws {
+        // Every step has a deadline: a session that stops advancing is closed long before the watchdog, so idle
+        // sessions kept alive by a byte now and then cannot hold admission slots.
+        var deadline = progressDeadline(
+            session, limits.progressTimeout, waitingFor: "the iperf and mobile-stats messages")
+        defer { deadline.cancel() }
         // #4: iperf.
         let iperf = try await reader.nextText()
         if iperf == SideChannelMessage.willSendIperf {
@@ -151,11 +177,21 @@ struct SideChannelHandler {
             throw ReplayServerError(.protocolViolation, "expected NoMobileStats, got '\(mobile.prefix(40))'")
         }
         // #6, #7: port map and sender count; from now on replay traffic from this address is recognised.
+        deadline.cancel()
         try await notifier.send(context.portMapBody)
         try await notifier.send(String(session.replay.senderCount))
         session.markReady()
+        let progressTimeout = limits.progressTimeout
+        let replayStart = channel.channel.eventLoop.scheduleTask(in: .init(progressTimeout)) {
+            if !session.replayStarted {
+                session.terminate(reason: "no progress: no replay connection or datagram within \(progressTimeout)")
+            }
+        }
+        defer { replayStart.cancel() }
+        deadline = progressDeadline(session, limits.replayPhaseTimeout, waitingFor: "DONE after the replay")
         // #8: DONE;<seconds> (or the Python client's ipFlip / timeout).
         let done = try await reader.next()
+        deadline.cancel()
         guard let clientDuration = SideChannelMessage.parseClientDone(done) else {
             let text = String(decoding: done.prefix(40), as: UTF8.self)
             if text == "ipFlip" || text == "timeout" {
@@ -163,7 +199,12 @@ struct SideChannelHandler {
             }
             throw ReplayServerError(.protocolViolation, "expected DONE;<seconds>, got '\(text)'")
         }
+        // Samples are stored only for a replay that ran: one whose traffic reached this server.
+        guard session.replayStarted else {
+            throw ReplayServerError(.protocolViolation, "DONE without any replay traffic: samples refused")
+        }
         // #9: throughput samples (a legacy NoJitter message may come first).
+        deadline = progressDeadline(session, progressTimeout, waitingFor: "the throughput samples")
         var body = try await reader.next()
         if String(decoding: body.prefix(64), as: UTF8.self).contains("NoJitter") {
             body = try await reader.next()
@@ -174,6 +215,7 @@ struct SideChannelHandler {
         } catch {
             throw ReplayServerError(.protocolViolation, "bad throughput upload: \(error.message)", underlying: error)
         }
+        deadline.cancel()
         // Persist before the OK.
         try await persist(session: session, samples: samples, clientDuration: clientDuration, stats: stats)
         try? await notifier.send(SideChannelMessage.ok)
@@ -182,6 +224,7 @@ struct SideChannelHandler {
             metadata: ["wehe.samples": "\(samples.count)", "wehe.client.duration": "\(clientDuration)"]
         )
         // #11, #12: Result;No → OK. The Java client usually closes right after the first OK.
+        deadline = progressDeadline(session, progressTimeout, waitingFor: "Result;No")
         do {
             let result = try await reader.nextText()
             if result == SideChannelMessage.resultYes {
@@ -288,16 +331,18 @@ struct SideChannelHandler {
         }
         context.metrics.connectionFailed("side", reason: code)
         logger.notice("side channel closed", metadata: ["wehe.reason": "\(reason)", "wehe.code": "\(code)"])
-        // Only identified sessions go to the session log; anonymous garbage is logged above and dropped.
+        // Only identified sessions go to the session log; anonymous garbage is logged above and dropped. A failure
+        // before admission (anyone can send a declaration) is written only within the per-network allowance.
         if let declaration {
-            await context.events.record(
-                .error,
-                declaration: WeheWireDeclaration(
-                    userID: declaration.userID, historyCount: declaration.historyCount, testID: declaration.testID,
-                    replayName: declaration.replayName),
-                clientAddress: peer,
-                detail: "\(code): \(reason)"
-            )
+            let wire = WeheWireDeclaration(
+                userID: declaration.userID, historyCount: declaration.historyCount, testID: declaration.testID,
+                replayName: declaration.replayName)
+            if session != nil {
+                await context.events.record(
+                    .error, declaration: wire, clientAddress: peer, detail: "\(code): \(reason)")
+            } else {
+                await recordUnadmitted(.error, declaration: wire, peer: peer, detail: "\(code): \(reason)")
+            }
         }
     }
 }

@@ -46,6 +46,14 @@ package enum AddressText {
         text.hasPrefix("127.") || text == "::1"
     }
 
+    /// The network an address counts against for per-network caps: its /24 (IPv4) or /64 (IPv6), as
+    /// `a.b.c.0/24` or hex `/64`; text that is no address is its own network.
+    package static func network(_ text: String) -> String {
+        guard let bytes = bytes(text) else { return text }
+        if bytes.count == 4 { return "\(bytes[0]).\(bytes[1]).\(bytes[2]).0/24" }
+        return bytes.prefix(8).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + "/64"
+    }
+
     /// An address safe for logs: the last IPv4 octet or the IPv6 interface part hidden (ARCHITECTURE.md 6).
     package static func redacted(_ text: String) -> String {
         if isIPv4(text), let dot = text.lastIndex(of: ".") { return text[..<dot] + ".x" }

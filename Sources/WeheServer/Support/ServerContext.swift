@@ -20,24 +20,32 @@ final class ServerContext: Sendable {
     let peerMeasurements: PeerMeasurements
     /// UDP streams waiting for the client's report of the datagrams that arrived (their loss timelines).
     let udpSendLogs = UDPSendLogs()
+    /// `localize` requests per client address.
+    let localizeLimiter: RateLimiter
+    /// Session-log rows for refused or failed declarations, per client network.
+    let eventLimiter: RateLimiter
+    /// The servers `localize` may ask for measurements: the configured pairs' and fleet peers' hosts.
+    let fleetPeers: Set<String>
     let logger: Logger
     /// 64 KiB of zeros: the filler sent when a trace has no recorded response content (slices share storage).
     let filler: ByteBuffer
     private let draining = Atomic<Bool>(false)
 
-    init(configuration: ReplayServerConfiguration, catalogue: ReplayCatalogue, portMapBody: String) {
+    init(
+        configuration: ReplayServerConfiguration, catalogue: ReplayCatalogue, portMapBody: String,
+        limiter: ConnectionLimiter
+    ) {
         self.configuration = configuration
         self.catalogue = catalogue
         self.portMapBody = portMapBody
         self.registry = SessionRegistry(
             policy: configuration.admission,
             maximumSessions: configuration.limits.maximumSessions,
+            maximumSessionsPerNetwork: configuration.limits.maximumSessionsPerNetwork,
+            trustedProxies: configuration.trustedProxies,
             holdTime: configuration.limits.sessionMaximumDuration
         )
-        self.limiter = ConnectionLimiter(
-            maximum: configuration.limits.maximumConnections,
-            maximumPerAddress: configuration.limits.maximumConnectionsPerAddress
-        )
+        self.limiter = limiter
         self.resources = ResourceMonitor(
             memoryUseLimit: configuration.limits.memoryUseLimit,
             diskUseLimit: configuration.limits.diskUseLimit,
@@ -57,6 +65,12 @@ final class ServerContext: Sendable {
             logger: configuration.logger
         )
         self.filler = ByteBuffer(repeating: 0, count: 64 * 1024)
+        let localizeRate = Double(configuration.localizeRequestsPerMinute)
+        self.localizeLimiter = RateLimiter(perMinute: localizeRate, burst: configuration.localizeRequestsPerMinute)
+        self.eventLimiter = RateLimiter(
+            perMinute: Double(configuration.sessionEventsPerMinute), burst: configuration.sessionEventsPerMinute)
+        let pairHosts = configuration.localizationServerPairs.flatMap { [$0.first, $0.second] }
+        self.fleetPeers = Set((pairHosts + configuration.fleetPeers).map(FleetAuthenticator.hostName))
         self.peerMeasurements = PeerMeasurements(
             caCertificatePath: configuration.peerCACertificatePath,
             port: configuration.peerAnalyzerPort,

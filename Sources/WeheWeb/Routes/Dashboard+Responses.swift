@@ -43,6 +43,7 @@ extension Dashboard {
         _ request: Request, operatorPage: Bool, _ build: (RequestInfo) async throws -> String
     ) async -> Response {
         let info = RequestInfo(request: request, configuration: configuration)
+        if operatorPage, let refusal = operatorLoginRefusal(request) { return refusal }
         do {
             try checkHost(request, operatorPage: operatorPage)
             let html = try await build(info)
@@ -59,6 +60,7 @@ extension Dashboard {
         _ request: Request, operatorPage: Bool, _ build: (RequestInfo) async throws -> DataBody
     ) async -> Response {
         let info = RequestInfo(request: request, configuration: configuration)
+        if operatorPage, let refusal = operatorLoginRefusal(request) { return refusal }
         do {
             try checkHost(request, operatorPage: operatorPage)
             let body = try await build(info)
@@ -151,13 +153,48 @@ extension Dashboard {
         return result
     }
 
-    /// Refuses person-page requests whose Host header is not an allowed one (DNS-rebinding guard).
+    /// Refuses requests whose Host header is not an allowed one (DNS-rebinding guard), on every page.
     func checkHost(_ request: Request, operatorPage: Bool) throws(WeheWebError) {
-        guard !operatorPage, let allowed = configuration.allowedHosts else { return }
+        guard let allowed = configuration.allowedHosts else { return }
         let host = (request.head.authority ?? HTTPField.Name("host").flatMap { request.headers[$0] } ?? "").lowercased()
         guard allowed.contains(host) || allowed.contains(Self.hostName(host)) else {
             throw WeheWebError(.forbidden, "This dashboard only answers requests addressed to its own local address.")
         }
+    }
+
+    /// A 401 answer when the operator pages need a token and the request does not carry it; `nil` when it may
+    /// go on.
+    func operatorLoginRefusal(_ request: Request) -> Response? {
+        guard let token = configuration.operatorToken else { return nil }
+        let authorization = HTTPField.Name("authorization").flatMap { request.headers[$0] } ?? ""
+        if authorization.hasPrefix("Bearer "), Self.constantTimeEqual(String(authorization.dropFirst(7)), token) {
+            return nil
+        }
+        if authorization.hasPrefix("Basic "),
+            let decoded = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let colon = decoded.firstIndex(of: UInt8(ascii: ":")),
+            Self.constantTimeEqual(String(decoding: decoded[decoded.index(after: colon)...], as: UTF8.self), token)
+        {
+            return nil
+        }
+        var headers = Self.baseHeaders(contentType: "text/plain; charset=utf-8")
+        if let field = HTTPField.Name("www-authenticate") { headers[field] = #"Basic realm="wehe operator""# }
+        return Response(
+            status: .unauthorized, headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: "The operator pages need the operator token.\n")))
+    }
+
+    /// Compares two secrets in time that does not depend on where they differ.
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let left = Array(a.utf8)
+        let right = Array(b.utf8)
+        var difference = left.count ^ right.count
+        for index in 0..<max(left.count, right.count) {
+            let x = index < left.count ? left[index] : 0
+            let y = index < right.count ? right[index] : 0
+            difference |= Int(x ^ y)
+        }
+        return difference == 0
     }
 
     /// The host of a Host header without its port (`127.0.0.1:8080` → `127.0.0.1`, `[::1]:80` → `[::1]`).

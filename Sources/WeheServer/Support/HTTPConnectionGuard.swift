@@ -1,0 +1,196 @@
+package import HummingbirdCore
+package import Logging
+import NIOCore
+import NIOHTTP1
+package import NIOSSL
+
+/// Bounds the connections of a Hummingbird listener (the analyzer's HTTP and HTTPS ports, the operator dashboard):
+/// each takes a slot of the server's connection budget (its pool's share) or is closed at once; the first byte must
+/// arrive within `firstByteTimeout` of the accept (a TLS handshake starts with the client's first byte); a whole
+/// request, head and body, within `requestTimeout` of the accept; the next request within `idleTimeout` of the
+/// previous response.
+package struct HTTPConnectionGuard: Sendable {
+    /// The shared budget.
+    package let limiter: ConnectionLimiter
+    /// The share this listener draws from.
+    package let pool: ConnectionLimiter.Pool
+    /// Accept to first byte.
+    package let firstByteTimeout: Duration
+    /// Accept (or the end of the previous response's wait) to a complete request.
+    package let requestTimeout: Duration
+    /// End of a response to the next complete request.
+    package let idleTimeout: Duration
+    /// Where refusals and timeouts are logged.
+    package let logger: Logger
+
+    /// Creates a guard.
+    package init(
+        limiter: ConnectionLimiter, pool: ConnectionLimiter.Pool, firstByteTimeout: Duration,
+        requestTimeout: Duration, idleTimeout: Duration, logger: Logger
+    ) {
+        self.limiter = limiter
+        self.pool = pool
+        self.firstByteTimeout = firstByteTimeout
+        self.requestTimeout = requestTimeout
+        self.idleTimeout = idleTimeout
+        self.logger = logger
+    }
+
+    /// A Hummingbird server builder for HTTP/1.1, over TLS when `tls` is given, with these bounds.
+    package func serverBuilder(tls: TLSConfiguration? = nil) throws -> HTTPServerBuilder {
+        let context = try tls.map { try NIOSSLContext(configuration: $0) }
+        let bounds = self
+        return HTTPServerBuilder { responder in
+            GuardedHTTPChannel(
+                base: HTTP1Channel(
+                    responder: responder, configuration: .init(idleTimeout: TimeAmount(bounds.idleTimeout))),
+                tls: context, bounds: bounds)
+        }
+    }
+}
+
+/// HTTP/1.1 child channel with the guard's handlers: budget and first-byte deadline at the front, TLS, then the
+/// request deadline right after the HTTP decoder.
+private struct GuardedHTTPChannel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+    let base: HTTP1Channel
+    let tls: NIOSSLContext?
+    let bounds: HTTPConnectionGuard
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(FrontGuardHandler(bounds: bounds))
+            if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+        }.flatMap {
+            base.setup(channel: channel, logger: logger)
+        }.flatMapThrowing { value in
+            let decoder = try channel.pipeline.syncOperations.handler(
+                type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(
+                RequestDeadlineHandler(bounds: bounds), position: .after(decoder))
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await base.handle(value: value, logger: logger)
+    }
+}
+
+/// First in the pipeline: takes the connection's budget slot (closing it when none is left) and closes it when no
+/// byte arrives within the first-byte timeout.
+private final class FrontGuardHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    let bounds: HTTPConnectionGuard
+    private var address: String?
+    private var firstByte: Scheduled<Void>?
+    private var started = false
+
+    init(bounds: HTTPConnectionGuard) { self.bounds = bounds }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { start(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context)
+        context.fireChannelActive()
+    }
+
+    private func start(_ context: ChannelHandlerContext) {
+        guard !started else { return }
+        started = true
+        let peer = AddressText.normalized(context.channel.remoteAddress?.ipAddress ?? "unknown")
+        guard bounds.limiter.acquire(address: peer, pool: bounds.pool) else {
+            bounds.logger.notice(
+                "connection refused: connection budget reached",
+                metadata: [
+                    "wehe.channel": "\(bounds.pool.rawValue)", "wehe.peer": "\(AddressText.redacted(peer))",
+                    "wehe.open": "\(bounds.limiter.current)",
+                ])
+            context.close(promise: nil)
+            return
+        }
+        address = peer
+        let channel = context.channel
+        let logger = bounds.logger
+        let pool = bounds.pool
+        firstByte = context.eventLoop.scheduleTask(in: TimeAmount(bounds.firstByteTimeout)) {
+            logger.debug("connection closed: no first byte in time", metadata: ["wehe.channel": "\(pool.rawValue)"])
+            channel.close(promise: nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        firstByte?.cancel()
+        firstByte = nil
+        context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        release()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { release() }
+
+    private func release() {
+        firstByte?.cancel()
+        firstByte = nil
+        if let address {
+            bounds.limiter.release(address: address, pool: bounds.pool)
+            self.address = nil
+        }
+    }
+}
+
+/// After the HTTP decoder: a request must be complete (its end decoded) within the request timeout of the accept,
+/// and the next one within the idle timeout of the previous response's end; otherwise the connection is closed.
+private final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+    let bounds: HTTPConnectionGuard
+    private var deadline: Scheduled<Void>?
+
+    init(bounds: HTTPConnectionGuard) { self.bounds = bounds }
+
+    func handlerAdded(context: ChannelHandlerContext) { arm(context, bounds.requestTimeout) }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    private func arm(_ context: ChannelHandlerContext, _ timeout: Duration) {
+        deadline?.cancel()
+        let channel = context.channel
+        let logger = bounds.logger
+        let pool = bounds.pool
+        deadline = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            logger.debug(
+                "connection closed: request not complete in time", metadata: ["wehe.channel": "\(pool.rawValue)"])
+            channel.close(promise: nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .end = unwrapInboundIn(data) {
+            deadline?.cancel()
+            deadline = nil
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { arm(context, bounds.idleTimeout) }
+        context.write(data, promise: promise)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        context.fireChannelInactive()
+    }
+}

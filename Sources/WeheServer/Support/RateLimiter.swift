@@ -1,0 +1,53 @@
+import Synchronization
+
+/// Allows each key (a client address or network) at most `burst` events, refilled at `perMinute` a minute: a token
+/// bucket per key. The table of keys is bounded: when it is full, keys whose bucket is full again are forgotten, and
+/// if none is, new keys are refused (a flood from many addresses cannot grow it without bound).
+package final class RateLimiter: Sendable {
+    private struct Bucket {
+        var tokens: Double
+        var updated: ContinuousClock.Instant
+    }
+
+    private let buckets = Mutex<[String: Bucket]>([:])
+    /// Events a key may have in a burst.
+    package let burst: Int
+    /// Events a key regains per minute.
+    package let perMinute: Double
+    /// Most keys tracked at once.
+    package let capacity: Int
+
+    /// Creates a limiter.
+    package init(perMinute: Double, burst: Int, capacity: Int = 65_536) {
+        self.perMinute = perMinute
+        self.burst = max(1, burst)
+        self.capacity = capacity
+    }
+
+    /// Takes one event for `key`; `false` when its bucket is empty (nothing taken).
+    package func allow(_ key: String, now: ContinuousClock.Instant = .now) -> Bool {
+        buckets.withLock { buckets in
+            let rate = perMinute / 60
+            func refilled(_ bucket: Bucket) -> Double {
+                let seconds =
+                    Double(bucket.updated.duration(to: now).components.seconds)
+                    + Double(bucket.updated.duration(to: now).components.attoseconds) / 1e18
+                return min(Double(burst), bucket.tokens + max(0, seconds) * rate)
+            }
+            var bucket = buckets[key] ?? Bucket(tokens: Double(burst), updated: now)
+            if buckets[key] == nil, buckets.count >= capacity {
+                buckets = buckets.filter { refilled($0.value) < Double(burst) }
+                guard buckets.count < capacity else { return false }
+            }
+            bucket.tokens = refilled(bucket)
+            bucket.updated = now
+            guard bucket.tokens >= 1 else {
+                buckets[key] = bucket
+                return false
+            }
+            bucket.tokens -= 1
+            buckets[key] = bucket
+            return true
+        }
+    }
+}
