@@ -104,6 +104,22 @@ struct ServerDBCommandTests {
         }
     }
 
+    @Test("db takes the data directory as --data, like serve; the former --data-directory still works, unlisted")
+    func dataOption() async throws {
+        try await StoreHarness.withTemporaryDirectory { directory in
+            let migrate = try Self.run(["db", "migrate", "--data", directory])
+            #expect(migrate.status == 0, "\(migrate.errors)")
+            #expect(FileManager.default.fileExists(atPath: directory + "/results.sqlite"))
+            let check = try Self.run(["db", "check", "--data", directory])
+            #expect(check.status == 0, "\(check.errors)")
+            let legacy = try Self.run(["db", "check", "--data-directory", directory])
+            #expect(legacy.status == 0, "\(legacy.errors)")
+            let help = try Self.run(["db", "check", "--help"])
+            #expect(help.output.contains("--data <"))
+            #expect(!help.output.contains("--data-directory"))
+        }
+    }
+
     @Test("check and export fail with exit code 3 and a clear message on a missing or corrupted database")
     func badDatabases() async throws {
         try await StoreHarness.withTemporaryDirectory { directory in

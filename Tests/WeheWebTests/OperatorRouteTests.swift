@@ -25,6 +25,33 @@ struct FixedHealth: ServerHealthSource {
 
 @Suite("operator pages")
 struct OperatorRouteTests {
+    @Test("with an operator token the operator pages answer only requests that carry it (Bearer or Basic)")
+    func operatorLogin() async throws {
+        let token = "a-long-operator-token-123"
+        let harness = try Harness(operatorToken: token)
+        let challenge = try #require(HTTPField.Name("www-authenticate"))
+        try await harness.test { client in
+            for uri in ["/operator/", "/operator/data.json", "/operator/findings.csv"] {
+                let anonymous = try await client.execute(uri: uri, method: .get)
+                #expect(anonymous.status == .unauthorized, "\(uri)")
+                #expect(anonymous.headers[challenge]?.hasPrefix("Basic") == true)
+                let wrong = try await client.execute(
+                    uri: uri, method: .get, headers: [.authorization: "Bearer not-the-token"])
+                #expect(wrong.status == .unauthorized, "\(uri)")
+            }
+            let bearer = try await client.execute(
+                uri: "/operator/", method: .get, headers: [.authorization: "Bearer \(token)"])
+            #expect(bearer.status == .ok)
+            let basic = try await client.execute(
+                uri: "/operator/data.json", method: .get,
+                headers: [.authorization: "Basic " + Data("operator:\(token)".utf8).base64EncodedString()])
+            #expect(basic.status == .ok)
+            // The person pages are not behind the operator login.
+            let person = try await client.execute(uri: "/", method: .get)
+            #expect(person.status == .ok)
+        }
+    }
+
     static let range = "from=2026-02-20&to=2026-03-15"
 
     func decodeOverview(_ text: String) throws -> OperatorOverview {

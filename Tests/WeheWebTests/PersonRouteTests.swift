@@ -239,7 +239,7 @@ struct PersonRouteTests {
         }
     }
 
-    @Test("a Host other than the allowed ones is refused (DNS rebinding guard); operator pages are not concerned")
+    @Test("a Host other than the allowed ones is refused on person and operator pages (DNS rebinding guard)")
     func hostCheck() async throws {
         // The router test client always sends the authority `localhost`.
         let refusing = try Harness(allowedHosts: ["127.0.0.1:8080"])
@@ -250,12 +250,16 @@ struct PersonRouteTests {
             let api = try await client.execute(uri: "/api/history", method: .get)
             #expect(api.status == .forbidden)
             let operatorPage = try await client.execute(uri: "/operator/", method: .get)
-            #expect(operatorPage.status == .ok)
+            #expect(operatorPage.status == .forbidden)
+            let operatorData = try await client.execute(uri: "/operator/data.json", method: .get)
+            #expect(operatorData.status == .forbidden)
         }
         let accepting = try Harness(allowedHosts: ["localhost"])
         try await accepting.test { client in
             let page = try await client.execute(uri: "/", method: .get)
             #expect(page.status == .ok)
+            let operatorPage = try await client.execute(uri: "/operator/", method: .get)
+            #expect(operatorPage.status == .ok)
         }
         // An entry without a port accepts that host on any port (the port of `wehe dashboard --port 0` is only
         // known once bound).

@@ -24,6 +24,7 @@ struct Harness {
         localizations: (any LocalizationListing)? = nil,
         health: (any ServerHealthSource)? = nil,
         allowedHosts: Set<String>? = nil,
+        operatorToken: String? = nil,
         historyPageSize: Int = 50,
         crowdTestLimit: Int = 250_000
     ) throws {
@@ -32,7 +33,7 @@ struct Harness {
             configuration: DashboardConfiguration(
                 store: store, userID: userID, launcher: launcher, catalog: DemoHistory.catalog, health: health,
                 localizations: localizations, now: { fixedNow }, historyPageSize: historyPageSize,
-                allowedHosts: allowedHosts, crowdTestLimit: crowdTestLimit))
+                allowedHosts: allowedHosts, crowdTestLimit: crowdTestLimit, operatorToken: operatorToken))
         let router = Router()
         dashboard.addPersonRoutes(to: router)
         dashboard.addOperatorRoutes(to: router)
