@@ -1,0 +1,13 @@
+import Testing
+import WeheCore
+
+/// `wehe --version` and `wehe-server --version` (issues 13 and 16).
+@Suite("Versions")
+struct VersionTests {
+    @Test("both programs print their name and version and exit 0", arguments: ["wehe", "wehe-server"])
+    func version(product: String) throws {
+        let output = try CommandRunner.run(product, ["--version"])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stdout == "\(product) \(WeheVersion.number)\n")
+    }
+}
