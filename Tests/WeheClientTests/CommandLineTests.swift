@@ -60,14 +60,48 @@ struct CommandLineTests {
         for key in ["originalMeanMbps", "controlMeanMbps", "ksPValue", "area", "durationSeconds", "bytes"] {
             #expect(object[key] != nil, "missing \(key)")
         }
-        let results = try Self.wehe(["results", "--data-dir", data])
+        let replays = ["--replays", TestResources.fixtureReplays]
+        let results = try Self.wehe(["results", "--data-dir", data] + replays)
         #expect(results.status == 0)
-        #expect(results.stdout.contains("TinyWeb-11212026"))
-        let lines = results.stdout.split(separator: "\n").filter { $0.contains("TinyWeb-11212026") }
-        #expect(lines.count == 2)
-        let show = try Self.wehe(["results", "show", "1", "--data-dir", data])
+        // App names (not replay names), the verdict, the time zone, 80 columns.
+        let lines = results.stdout.split(separator: "\n").filter { $0.contains("Tiny Web") }
+        #expect(lines.count == 2, "\(results.stdout)")
+        #expect(!results.stdout.contains("TinyWeb-11212026"))
+        #expect(results.stdout.contains("inconclusive"))
+        #expect(results.stdout.contains("times in "), "\(results.stdout)")
+        #expect(results.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(results.stdout)")
+        let listed = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(try Self.wehe(["results", "--json", "--data-dir", data] + replays).stdout.utf8))
+                as? [[String: Any]])
+        #expect(listed.count == 2)
+        #expect(listed.first?["app"] as? String == "Tiny Web")
+        #expect(listed.first?["replay"] as? String == "TinyWeb-11212026")
+        #expect((listed.first?["date"] as? String)?.contains("T") == true)
+        #expect((listed.first?["reason"] as? String)?.hasPrefix("too few measurements") == true)
+        let csv = try Self.wehe(["results", "export", "--format", "csv", "--data-dir", data] + replays)
+        #expect(csv.status == 0, "\(csv.stderr)")
+        let csvLines = csv.stdout.split(separator: "\n")
+        #expect(csvLines.count == 3)
+        #expect(csvLines.first?.hasPrefix("id,date,app,replay,verdict,direction,originalMeanMbps") == true)
+        let exported = try Self.wehe(["results", "export", "--format", "json", "--data-dir", data] + replays)
+        #expect((try JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [Any])?.count == 2)
+        let show = try Self.wehe(["results", "show", "1", "--data-dir", data] + replays)
         #expect(show.status == 0, "\(show.stderr)")
         #expect(show.stdout.contains("area_test"))
         #expect(show.stdout.contains("▁") || show.stdout.contains("█"))
+        #expect(show.stdout.contains("one scale for both"))
+        let showJSON = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(try Self.wehe(["results", "show", "1", "--json", "--data-dir", data] + replays).stdout.utf8))
+                as? [String: Any])
+        #expect(showJSON["app"] as? String == "Tiny Web")
+        #expect((showJSON["replays"] as? [Any])?.count == 2)
+        let paragraph = try Self.wehe(["results", "show", "1", "--summary", "--data-dir", data] + replays)
+        #expect(paragraph.stdout.contains("The Wehe test of Tiny Web"), "\(paragraph.stdout)")
+        #expect(paragraph.stdout.contains("too few measurements"))
+        #expect(paragraph.stdout.contains("127.0.0.1"))
+        let french = try Self.wehe(["results", "show", "1", "--summary", "--lang", "fr", "--data-dir", data] + replays)
+        #expect(french.stdout.contains("Le test Wehe de Tiny Web"), "\(french.stdout)")
     }
 }

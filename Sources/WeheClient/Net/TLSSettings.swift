@@ -2,6 +2,12 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Builds the TLS client context the published clients use: trust exactly the given certificate(s) (the Wehe CA,
 /// or a server's self-signed certificate), never check host names (servers are reached by IP), no SNI for IPs.
 enum TLSSettings {
@@ -63,7 +69,8 @@ enum NetworkErrors {
     }
 
     static func describe(_ error: any Error) -> String {
-        if let error = error as? IOError { return error.description }
+        // "connection refused", not NIO's "connection reset (error set): Connection refused) (errno: 111)".
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)).lowercased() }
         if let error = error as? ChannelError {
             switch error {
             case .connectTimeout: return "connection timed out"

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import WeheCore
 import WeheStore
+import WeheWire
 
 /// `wehe results list`: newest first.
 struct ListResults: AsyncParsableCommand {
@@ -13,14 +14,16 @@ struct ListResults: AsyncParsableCommand {
     var language: String?
     @Option(name: .long, help: "Show at most this many tests.")
     var limit: Int = 50
-    @Flag(name: .long, help: "Print one JSON array.")
+    @Flag(name: .long, help: "Print one JSON array (every field of each test).")
     var json = false
+    @OptionGroup var replays: ReplayDirectoryOption
 
     func run() async throws {
         do {
             let directory = DataDirectory.resolve(dataDirectory)
             let settings = try directory.loadSettings()
             let strings = Strings.select(language ?? settings.language)
+            let records = ResultRecords.load(replays: replays, strings: strings)
             let (rows, localizations) = try await History.with(directory) { store in
                 (
                     try await store.history(userID: settings.userID, beforeHistoryCount: nil, limit: max(1, limit)),
@@ -28,38 +31,72 @@ struct ListResults: AsyncParsableCommand {
                 )
             }
             if json {
-                let items = rows.map { row in
-                    "{\"kind\":\"test\",\"id\":\(row.key.historyCount),\"date\":\"\(ResultsCommand.date(row.metadata.startedAt))\",\"replay\":\"\(row.metadata.replayName)\",\"verdict\":\"\(row.analysis?.verdict.rawValue ?? "")\",\"originalMeanMbps\":\(row.analysis?.originalMeanMbps ?? 0),\"controlMeanMbps\":\(row.analysis?.controlMeanMbps ?? 0)}"
+                let tests = rows.map { row -> String in
+                    JSONValue.object([("kind", .string("test"))] + records.fields(row)).serialized()
                 }
-                print("[" + (items + localizations.map(LocalizationRows.json)).joined(separator: ",") + "]")
+                print("[" + (tests + localizations.map(LocalizationRows.json)).joined(separator: ",") + "]")
                 return
             }
             guard !rows.isEmpty || !localizations.isEmpty else {
                 print(strings.noResults)
                 return
             }
-            defer {
-                if !localizations.isEmpty {
-                    if !rows.isEmpty { print("") }
-                    print(LocalizationRows.table(localizations, strings: strings))
+            if !rows.isEmpty { print(records.table(rows)) }
+            if !localizations.isEmpty {
+                if !rows.isEmpty { print("") }
+                print(LocalizationRows.table(localizations, strings: strings))
+            }
+        } catch let error as CLIError {
+            throw error.exit()
+        } catch let error as WeheStoreError {
+            throw CLIError(code: .storeFailed, error.description).exit()
+        }
+    }
+}
+
+/// `wehe results export --format csv|json [--output file]`: the whole history, for a spreadsheet or a script.
+struct ExportResults: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Export every past result as CSV or JSON.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case csv
+        case json
+    }
+
+    @Option(name: .long, help: "csv (one line per test, with a header) or json (one array).")
+    var format: Format = .csv
+    @Option(name: .long, help: "Write to this file instead of standard output.")
+    var output: String?
+    @Option(name: .customLong("data-dir"), help: "Where settings and the result history live.")
+    var dataDirectory: String?
+    @Option(name: .customLong("lang"), help: "Language of messages: en or fr.")
+    var language: String?
+    @OptionGroup var replays: ReplayDirectoryOption
+
+    func run() async throws {
+        do {
+            let directory = DataDirectory.resolve(dataDirectory)
+            let settings = try directory.loadSettings()
+            let strings = Strings.select(language ?? settings.language)
+            let records = ResultRecords.load(replays: replays, strings: strings)
+            let rows = try await History.with(directory) { store in
+                try await store.history(userID: settings.userID, beforeHistoryCount: nil, limit: Int(Int32.max))
+            }
+            let text: String
+            switch format {
+            case .csv: text = records.csv(rows)
+            case .json: text = JSONValue.array(rows.map(records.json)).serialized() + "\n"
+            }
+            if let output {
+                do {
+                    try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+                } catch {
+                    throw CLIError(code: .storeFailed, "cannot write \(output): \(FileErrors.describe(error))")
                 }
+            } else {
+                print(text, terminator: "")
             }
-            guard !rows.isEmpty else { return }
-            let table = rows.map { row in
-                [
-                    String(row.key.historyCount), ResultsCommand.date(row.metadata.startedAt), row.metadata.replayName,
-                    row.analysis.map { strings.verdict($0.verdict.rawValue) } ?? "-",
-                    row.analysis.map { Terminal.format($0.originalMeanMbps, decimals: 1) } ?? "-",
-                    row.analysis.map { Terminal.format($0.controlMeanMbps, decimals: 1) } ?? "-",
-                ]
-            }
-            print(
-                Terminal.table(
-                    header: [
-                        "ID", strings.dateHeader, strings.testHeader, strings.verdictHeader, strings.originalHeader,
-                        strings.controlHeader,
-                    ],
-                    rows: table, rightAligned: [0, 4, 5]))
         } catch let error as CLIError {
             throw error.exit()
         } catch let error as WeheStoreError {

@@ -55,7 +55,8 @@ enum LocalizationRows {
                 lines.append("  throughput-sum test: p \(p)  (pair \(means) Mbit/s, single \(single) Mbit/s)")
             }
             if !summary.correlationPValues.isEmpty {
-                let values = summary.correlationPValues.map { ResultOutput.shortNumber($0) }.joined(separator: " ")
+                let values = summary.correlationPValues.map { ResultOutput.shortNumber($0, strings: strings) }.joined(
+                    separator: " ")
                 lines.append("  loss-correlation test: p \(values)")
             }
             if let note = summary.note { lines.append("  note: \(note)") }

@@ -8,7 +8,7 @@ import WeheStore
 struct ResultsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "results", abstract: "List past results, or show one.",
-        subcommands: [ListResults.self, ShowResult.self], defaultSubcommand: ListResults.self)
+        subcommands: [ListResults.self, ShowResult.self, ExportResults.self], defaultSubcommand: ListResults.self)
 
     static func date(_ date: Date) -> String {
         let formatter = DateFormatter()

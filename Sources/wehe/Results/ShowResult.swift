@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import WeheCore
 import WeheStore
+import WeheWire
 
 /// `wehe results show <id>`.
 struct ShowResult: AsyncParsableCommand {
@@ -12,6 +13,11 @@ struct ShowResult: AsyncParsableCommand {
     var dataDirectory: String?
     @Option(name: .customLong("lang"), help: "Language of messages: en or fr.")
     var language: String?
+    @Flag(name: .long, help: "Print every field and both sample series as one JSON object.")
+    var json = false
+    @Flag(name: .long, help: "Print one paragraph to quote: app, provider, date, server, speeds, verdict, version.")
+    var summary = false
+    @OptionGroup var replays: ReplayDirectoryOption
 
     func run() async throws {
         do {
@@ -29,30 +35,60 @@ struct ShowResult: AsyncParsableCommand {
                 for line in LocalizationRows.details(localization, strings: strings) { print(line) }
                 return
             }
-            print("\(record.metadata.replayName)  #\(id)  \(ResultsCommand.date(record.metadata.startedAt))")
+            let records = ResultRecords.load(replays: replays, strings: strings)
+            let overview = TestOverview(
+                key: record.key, metadata: record.metadata, originalMeanMbps: record.replay(0)?.samples.meanMbps,
+                controlMeanMbps: record.replay(1)?.samples.meanMbps, analysis: record.mainAnalysis?.summary)
+            if summary {
+                print(Terminal.wrap(records.summary(overview), indent: ""))
+                return
+            }
+            if json {
+                let series = record.replays.map { replay -> JSONValue in
+                    .object([
+                        ("testID", .number(Double(replay.key.testID), text: String(replay.key.testID))),
+                        ("replay", .string(replay.replayName)),
+                        ("mbps", .array(replay.samples.mbps.map { .number($0, text: JSONText.compactNumber($0)) })),
+                        ("times", .array(replay.samples.times.map { .number($0, text: JSONText.compactNumber($0)) })),
+                    ])
+                }
+                print(JSONValue.object(records.fields(overview) + [("replays", .array(series))]).serialized())
+                return
+            }
+            let label = strings.showLabels
+            print(
+                "\(records.app(record.metadata.replayName))  #\(id)  \(ResultRecords.isoDate(record.metadata.startedAt))"
+                    + "  (\(record.metadata.replayName))")
             if let summary = record.mainAnalysis?.summary {
+                let language = strings.language
                 var verdict = strings.verdict(summary.verdict.rawValue)
                 if let direction = summary.direction { verdict += " (\(strings.direction(direction.rawValue)))" }
-                print("  verdict: \(verdict)")
-                print("  original mean: \(Terminal.format(summary.originalMeanMbps, decimals: 3)) Mbit/s")
-                print("  control mean:  \(Terminal.format(summary.controlMeanMbps, decimals: 3)) Mbit/s")
+                print("  \(label.verdict): \(verdict)")
+                print(
+                    "  \(label.original): \(Terminal.format(summary.originalMeanMbps, decimals: 3, language: language)) Mbit/s"
+                )
+                print(
+                    "  \(label.control): \(Terminal.format(summary.controlMeanMbps, decimals: 3, language: language)) Mbit/s"
+                )
                 print("  area_test: \(summary.areaTest)  ks2pVal: \(summary.ksPValue)  ks2dVal: \(summary.ksStatistic)")
                 print("  ks2_ratio_test: \(summary.ks2RatioTest)")
                 print(
-                    "  thresholds: area \(summary.thresholds.area), p \(summary.thresholds.ksPValue) (\(summary.thresholds.ruleSet))"
-                )
-                if let note = summary.note { print("  note: \(note)") }
+                    "  \(label.thresholds): area \(summary.thresholds.area), p \(summary.thresholds.ksPValue) "
+                        + "(\(summary.thresholds.ruleSet))")
+                if let note = summary.note { print(Terminal.wrap("  \(label.note): \(note)", indent: "    ")) }
             }
             let lines = Sparkline.render(series: record.replays.map(\.samples.mbps), width: 60)
             for (replay, line) in zip(record.replays, lines) {
-                let label = replay.key.testID == 0 ? strings.original : strings.control
-                let mean = replay.samples.meanMbps.map { Terminal.format($0, decimals: 2) } ?? "-"
-                print("  \(label) \(replay.replayName): \(replay.samples.count) samples, mean \(mean) Mbit/s")
+                let role = replay.key.testID == 0 ? strings.original : strings.control
+                let mean = replay.samples.meanMbps.map { Terminal.format($0, decimals: 2, language: strings.language) }
+                print(
+                    "  " + strings.replayLine(role, replay.replayName, samples: replay.samples.count, mean: mean ?? "-")
+                )
                 print("    " + line)
             }
             let peak = record.replays.flatMap { Sparkline.resample($0.samples.mbps, width: 60) }.max() ?? 0
             if peak > 0 {
-                print("    (one scale for both: █ = \(Terminal.format(peak, decimals: 1)) Mbit/s)")
+                print("    " + strings.sparklineScale(Terminal.format(peak, decimals: 1, language: strings.language)))
             }
         } catch let error as CLIError {
             throw error.exit()

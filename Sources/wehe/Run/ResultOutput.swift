@@ -33,26 +33,26 @@ enum ResultOutput {
         return JSONValue.object(members).serialized()
     }
 
-    /// The verdict table, coloured on a terminal.
+    /// The verdict table, coloured on a terminal; 80 columns wide for names of up to 12 characters.
     static func table(_ results: [TestResult], strings: Strings, color: Bool) -> String {
         let rows = results.map { result -> [String] in
-            var verdict = strings.verdict(result.verdict.rawValue)
-            if let direction = result.direction { verdict += " (\(strings.direction(direction.rawValue)))" }
-            return [
-                result.name, verdict, Terminal.format(result.summary.originalMeanMbps, decimals: 1),
-                Terminal.format(result.summary.controlMeanMbps, decimals: 1),
+            [
+                Terminal.truncated(result.name, 12), strings.tableVerdict(result.summary),
+                Terminal.format(result.summary.originalMeanMbps, decimals: 1, language: strings.language),
+                Terminal.format(result.summary.controlMeanMbps, decimals: 1, language: strings.language),
                 result.summary.ksPValue < 0 || result.summary.insufficientDataReason != nil
-                    ? "-" : shortNumber(result.summary.ksPValue),
-                Terminal.format(result.summary.areaTest, decimals: 2),
-                Terminal.format(result.durationSeconds, decimals: 0) + " s",
+                    ? "-" : shortNumber(result.summary.ksPValue, strings: strings),
+                Terminal.format(result.summary.areaTest, decimals: 2, language: strings.language),
+                RunPlan.duration(result.durationSeconds, strings),
             ]
         }
-        let text = Terminal.table(
-            header: [
-                strings.testHeader, strings.verdictHeader, strings.originalHeader, strings.controlHeader,
-                strings.pValueHeader, strings.areaHeader, strings.timeHeader,
-            ],
-            rows: rows, rightAligned: [2, 3, 4, 5, 6])
+        let text =
+            Terminal.table(
+                header: [
+                    strings.testHeader, strings.verdictHeader, strings.originalHeader, strings.controlHeader,
+                    strings.pValueHeader, strings.areaHeader, strings.timeHeader,
+                ],
+                rows: rows, rightAligned: [2, 3, 4, 5, 6]) + "\n" + Terminal.wrap(strings.tableCaption(zone: nil))
         let reasons = results.compactMap { result in
             result.summary.insufficientDataReason.map {
                 Terminal.wrap("\(result.name): " + strings.tooFewMeasurements($0))
@@ -76,8 +76,8 @@ enum ResultOutput {
     }
 
     /// p-values: fixed for ordinary sizes, scientific-ish for tiny ones.
-    static func shortNumber(_ value: Double) -> String {
-        if value == 0 || value >= 0.001 { return Terminal.format(value, decimals: 3) }
-        return "<0.001"
+    static func shortNumber(_ value: Double, strings: Strings) -> String {
+        if value == 0 || value >= 0.001 { return Terminal.format(value, decimals: 3, language: strings.language) }
+        return "<" + Terminal.format(0.001, decimals: 3, language: strings.language)
     }
 }

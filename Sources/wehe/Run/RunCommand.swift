@@ -85,13 +85,15 @@ struct RunCommand: AsyncParsableCommand {
         var results: [TestResult] = []
         var localized: [LocalizationResult] = []
         var failure: CLIError?
-        for test in tests {
+        let plan = RunPlan(tests: tests)
+        for (index, test) in tests.enumerated() {
+            if let line = plan.announce(index, strings: strings) { renderer.note(line) }
             do {
                 let result = try await Interrupts.cancellingOnSIGINT { () async throws -> TestResult in
                     try await Self.guarded(envelope) { try await client.run(test) { renderer.handle($0) } }
                 }
                 results.append(result)
-                if json { print(ResultOutput.json(result)) }
+                if json { print(ResultOutput.json(result)) } else { renderer.note(strings.verdictLine(result)) }
                 if let localization {
                     if let located = try await LocalizationStep.run(
                         test, after: result, configuration: configuration, options: localization.options,

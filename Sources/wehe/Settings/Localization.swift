@@ -1,3 +1,4 @@
+import WeheClient
 import WeheCore
 
 #if canImport(Glibc)
@@ -79,8 +80,8 @@ struct Strings: Sendable {
     var control: String { pick("control", "contrôle") }
     var testHeader: String { pick("TEST", "TEST") }
     var verdictHeader: String { pick("VERDICT", "VERDICT") }
-    var originalHeader: String { pick("APP Mbit/s", "APPLI Mbit/s") }
-    var controlHeader: String { pick("CONTROL Mbit/s", "CONTRÔLE Mbit/s") }
+    var originalHeader: String { pick("APP", "APPLI") }
+    var controlHeader: String { pick("CTRL", "CTRL") }
     var dateHeader: String { "DATE" }
     var pValueHeader: String { pick("KS p", "KS p") }
     var areaHeader: String { pick("AREA", "AIRE") }
@@ -240,14 +241,124 @@ struct Strings: Sendable {
     func serverVerdicts(_ verdicts: String) -> String {
         pick("  each server: \(verdicts)", "  chaque serveur : \(verdicts)")
     }
+    /// Before each test of several: where we are and what is left.
+    func testOfTests(_ k: Int, _ n: Int, _ name: String, minutes: String, data: String, testsLeft: Int) -> String {
+        pick(
+            "test \(k) of \(n): \(name) (about \(minutes) and \(data) for the \(testsLeft) test"
+                + "\(testsLeft == 1 ? "" : "s") left, confirmation runs not counted)",
+            "test \(k) sur \(n) : \(name) (environ \(minutes) et \(data) pour \(testsLeft == 1 ? "le" : "les") "
+                + "\(testsLeft) test\(testsLeft == 1 ? "" : "s") restant\(testsLeft == 1 ? "" : "s"), hors "
+                + "tests de confirmation)")
+    }
+    /// The verdict of one test in one line, printed as soon as it ends.
+    func verdictLine(_ result: TestResult) -> String {
+        let summary = result.summary
+        let app = Terminal.format(summary.originalMeanMbps, decimals: 1, language: language)
+        let control = Terminal.format(summary.controlMeanMbps, decimals: 1, language: language)
+        var verdict = verdict(summary.verdict.rawValue)
+        if let direction = summary.direction { verdict += " (\(self.direction(direction.rawValue)))" }
+        var line =
+            "→ \(result.name): \(verdict), "
+            + pick("app \(app), control \(control) Mbit/s", "appli \(app), contrôle \(control) Mbit/s")
+        if summary.insufficientDataReason != nil { line += pick(" (too few measurements)", " (trop peu de mesures)") }
+        return line
+    }
+    /// Short verdict for tables: a differentiation is named by its direction.
+    func tableVerdict(_ summary: AnalysisSummary) -> String {
+        switch (summary.verdict, summary.direction) {
+        case (.differentiation, .prioritized?): pick("prioritized", "priorisé")
+        case (.differentiation, _): pick("throttled", "bridé")
+        case (.noDifferentiation, _): pick("no differentiation", "non détectée")
+        case (.inconclusive, _): pick("inconclusive", "non concluant")
+        case (.blocked, _): pick("blocked", "bloqué")
+        }
+    }
+    /// The caption under a verdict table.
+    func tableCaption(zone: String?) -> String {
+        var text = pick(
+            "APP and CTRL (control) in Mbit/s; throttled/prioritized = differentiation found",
+            "APPLI et CTRL (contrôle) en Mbit/s ; bridé/priorisé = différenciation détectée")
+        if let zone { text += pick("; times in \(zone)", " ; heures en \(zone)") }
+        return text
+    }
+    /// Labels of `results show`.
+    var showLabels: (verdict: String, original: String, control: String, thresholds: String, note: String) {
+        language == .fr
+            ? ("verdict", "débit moyen de l'appli", "débit moyen du contrôle", "seuils", "remarque")
+            : ("verdict", "original mean", "control mean", "thresholds", "note")
+    }
+    /// One replay's line in `results show`.
+    func replayLine(_ role: String, _ name: String, samples: Int, mean: String) -> String {
+        pick(
+            "\(role) \(name): \(samples) samples, mean \(mean) Mbit/s",
+            "\(role) \(name) : \(samples) mesures, moyenne \(mean) Mbit/s")
+    }
+    /// Under the sparklines.
+    func sparklineScale(_ peak: String) -> String {
+        pick("(one scale for both: █ = \(peak) Mbit/s)", "(même échelle pour les deux : █ = \(peak) Mbit/s)")
+    }
+    /// `results show --summary`: one paragraph a journalist can paste.
+    func summaryParagraph(
+        app: String, provider: String?, date: String, zone: String, server: String, summary: AnalysisSummary,
+        clientVersion: String
+    ) -> String {
+        let appSpeed = Terminal.format(summary.originalMeanMbps, decimals: 1, language: language)
+        let control = Terminal.format(summary.controlMeanMbps, decimals: 1, language: language)
+        let network = provider.map { pick(" on \($0)", " sur \($0)") } ?? ""
+        let p = Terminal.pValue(summary.ksPValue, language: language)
+        let area = Terminal.format(abs(summary.areaTest), decimals: 2, language: language)
+        let finding: String
+        switch (summary.verdict, summary.direction) {
+        case (.differentiation, .prioritized?):
+            finding = pick(
+                "Wehe detected differentiation: \(app) was prioritized\(network)",
+                "Wehe a détecté une différenciation : \(app) était priorisé\(network)")
+        case (.differentiation, _):
+            finding = pick(
+                "Wehe detected differentiation: \(app) was throttled\(network)",
+                "Wehe a détecté une différenciation : \(app) était bridé\(network)")
+        case (.noDifferentiation, _):
+            finding = pick(
+                "Wehe detected no differentiation of \(app)\(network)",
+                "Wehe n'a pas détecté de différenciation de \(app)\(network)")
+        case (.inconclusive, _):
+            finding =
+                summary.insufficientDataReason != nil
+                ? pick(
+                    "The Wehe test of \(app)\(network) was inconclusive: too few measurements",
+                    "Le test Wehe de \(app)\(network) n'a pas été concluant : trop peu de mesures")
+                : pick(
+                    "The Wehe test of \(app)\(network) was inconclusive",
+                    "Le test Wehe de \(app)\(network) n'a pas été concluant")
+        case (.blocked, _):
+            finding = pick(
+                "Wehe found the port of \(app) blocked\(network)", "Wehe a trouvé le port de \(app) bloqué\(network)")
+        }
+        return pick(
+            "\(finding). Test of \(date) (\(zone)) against the Wehe server \(server): the app's recorded traffic "
+                + "reached \(appSpeed) Mbit/s on average, a bit-inverted copy of it (the control, which a classifier "
+                + "cannot recognise) \(control) Mbit/s (area test \(area), KS test p \(p); thresholds: area "
+                + "\(summary.thresholds.area), p \(summary.thresholds.ksPValue), \(summary.thresholds.ruleSet) rule). "
+                + "Measured with Wehe for Swift \(clientVersion).",
+            "\(finding). Test du \(date) (\(zone)) avec le serveur Wehe \(server) : le trafic enregistré de "
+                + "l'appli a atteint \(appSpeed) Mbit/s en moyenne, une copie inversée bit à bit (le contrôle, "
+                + "qu'un classificateur ne peut reconnaître) \(control) Mbit/s (test d'aire \(area), test KS p \(p) ; "
+                + "seuils : aire \(summary.thresholds.area), p \(summary.thresholds.ksPValue), règle "
+                + "\(summary.thresholds.ruleSet)). Mesuré avec Wehe for Swift \(clientVersion).")
+    }
+    /// A stored test without analysis.
+    func summaryWithoutAnalysis(app: String, date: String, zone: String, server: String) -> String {
+        pick(
+            "The Wehe test of \(app) of \(date) (\(zone)) against \(server) has no analysis.",
+            "Le test Wehe de \(app) du \(date) (\(zone)) avec \(server) n'a pas d'analyse.")
+    }
     /// Why a test is inconclusive for lack of measurements, and what to do.
     func tooFewMeasurements(_ reason: String) -> String {
         pick(
-            "inconclusive, \(reason); the replays were too short to measure on this path (a path much faster than "
-                + "the app needs, or a replay cut short): run the test again, or try a longer app test",
-            "non concluant, trop peu de mesures (\(reason)) ; les rejeux étaient trop courts pour être mesurés sur "
-                + "ce chemin (bien plus rapide que ce que l'appli demande, ou rejeu interrompu) : relancez le test ou "
-                + "essayez une appli plus longue")
+            "inconclusive, \(reason): the replays were too short to measure on this path; run the test again or "
+                + "try a longer test",
+            "non concluant, trop peu de mesures (\(reason)) : les rejeux étaient trop courts pour être mesurés sur "
+                + "ce chemin ; relancez le test ou essayez un test plus long")
     }
     /// A second test while one runs (one test per user id at a time on the server).
     func anotherTestRunning(_ holder: String?) -> String {

@@ -26,11 +26,7 @@ final class TestLock {
     /// Takes the lock of `directory`, or throws `CLIError` `.addressBusy` naming the test that holds it.
     static func acquire(_ directory: DataDirectory, strings: Strings) throws -> TestLock {
         let path = directory.path + "/test.lock"
-        do {
-            try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
-        } catch {
-            throw CLIError(code: .storeFailed, strings.cannotCreateDirectory(directory.path, error))
-        }
+        try directory.create()
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw CLIError(code: .storeFailed, strings.cannotCreateDirectory(path, POSIXErrorText(errno)))

@@ -73,6 +73,11 @@ extension Terminal {
 }
 
 extension Terminal {
+    /// `text` cut to `width` characters, ending with "…" when cut.
+    static func truncated(_ text: String, _ width: Int) -> String {
+        text.count <= width ? text : String(text.prefix(max(0, width - 1))) + "…"
+    }
+
     /// Word-wraps `text` to lines of at most `width` characters (a longer word stands alone); lines after the first
     /// start with `indent`.
     static func wrap(_ text: String, width: Int = 80, indent: String = "  ") -> String {

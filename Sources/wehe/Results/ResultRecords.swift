@@ -1,0 +1,176 @@
+import Foundation
+import WeheCore
+import WeheStore
+import WeheWire
+
+/// The history's tests as people and programs read them: app names from the catalog (when the replay directory is
+/// found), dates with their time zone, the verdict with its direction and reason, and every number, for
+/// `wehe results` (table and `--json`), `results export` (CSV or JSON) and `results show --json / --summary`.
+struct ResultRecords {
+    /// Replay name → the catalog's app name ("Molotovtv-08012019" → "Molotov TV"); empty when no catalog is found.
+    let appNames: [String: String]
+    let strings: Strings
+
+    /// Reads the catalog of the replay directory (`--replays`, or the default search), if there is one: a history
+    /// is still listed without it, by replay names.
+    static func load(replays: ReplayDirectoryOption, strings: Strings) -> ResultRecords {
+        var names: [String: String] = [:]
+        if let directory = try? replays.resolved() {
+            let library = ReplayLibrary(directory: directory)
+            if let catalog = try? library.catalog() {
+                for entry in catalog.entries {
+                    // Port tests share their original's replay name ("port_853") between the small and the large
+                    // test: name it by the port, without the size, unless only one of them exists.
+                    let replay = entry.originalFile.replacingOccurrences(of: ".pcap_client_all.json", with: "")
+                    for key in Set([replay, replay.replacingOccurrences(of: "_", with: "-")]) {
+                        if let existing = names[key], existing != entry.name, entry.isPortTest {
+                            names[key] = existing.components(separatedBy: " (").first ?? existing
+                        } else {
+                            names[key] = entry.name
+                        }
+                    }
+                }
+            }
+        }
+        return ResultRecords(appNames: names, strings: strings)
+    }
+
+    /// The app name of a replay, else the replay name itself.
+    func app(_ replayName: String) -> String {
+        appNames[replayName] ?? appNames[replayName.replacingOccurrences(of: "-", with: "_")] ?? replayName
+    }
+
+    /// "2026-11-24 15:02" in the local zone, or with the year left out for this year's tests (table).
+    static func shortDate(_ date: Date, now: Date = Date()) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone.current
+        let calendar = Calendar.current
+        let sameYear = calendar.component(.year, from: date) == calendar.component(.year, from: now)
+        formatter.dateFormat = sameYear ? "MM-dd HH:mm" : "yyyy-MM-dd"
+        return formatter.string(from: date)
+    }
+
+    /// ISO 8601 with the local offset ("2026-11-24T15:02:11+01:00").
+    static func isoDate(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone.current
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
+    /// The local zone as people read it: "CET (UTC+01:00)", "UTC".
+    static func zoneName(_ date: Date = Date()) -> String {
+        let zone = TimeZone.current
+        let seconds = zone.secondsFromGMT(for: date)
+        let sign = seconds < 0 ? "-" : "+"
+        let offset = String(format: "UTC%@%02d:%02d", sign, abs(seconds) / 3600, abs(seconds) % 3600 / 60)
+        let abbreviation = zone.abbreviation(for: date) ?? ""
+        if seconds == 0 && (abbreviation == "GMT" || abbreviation == "UTC" || abbreviation.isEmpty) { return "UTC" }
+        return abbreviation.isEmpty || abbreviation.hasPrefix("GMT") ? offset : "\(abbreviation) (\(offset))"
+    }
+
+    /// The table of `wehe results`: 80 columns for app names of up to 12 characters.
+    func table(_ rows: [TestOverview]) -> String {
+        let body = rows.map { row -> [String] in
+            let summary = row.analysis
+            return [
+                String(row.key.historyCount), Self.shortDate(row.metadata.startedAt),
+                Terminal.truncated(app(row.metadata.replayName), 12),
+                summary.map(strings.tableVerdict) ?? "-",
+                summary.map { Terminal.format($0.originalMeanMbps, decimals: 1, language: strings.language) } ?? "-",
+                summary.map { Terminal.format($0.controlMeanMbps, decimals: 1, language: strings.language) } ?? "-",
+                summary.map {
+                    $0.ksPValue < 0 || $0.insufficientDataReason != nil
+                        ? "-" : ResultOutput.shortNumber($0.ksPValue, strings: strings)
+                } ?? "-",
+                summary.map { Terminal.format($0.areaTest, decimals: 2, language: strings.language) } ?? "-",
+            ]
+        }
+        let text = Terminal.table(
+            header: [
+                "ID", strings.dateHeader, strings.testHeader, strings.verdictHeader, strings.originalHeader,
+                strings.controlHeader, strings.pValueHeader, strings.areaHeader,
+            ],
+            rows: body, rightAligned: [0, 4, 5, 6, 7])
+        return text + "\n" + Terminal.wrap(strings.tableCaption(zone: Self.zoneName()))
+    }
+
+    /// Every field of one test, as a JSON object (also one CSV row: the same keys in the same order).
+    func fields(_ row: TestOverview) -> [(String, JSONValue)] {
+        func number(_ value: Double?) -> JSONValue {
+            guard let value, value.isFinite else { return .null }
+            return .number(value, text: JSONText.compactNumber(value))
+        }
+        let summary = row.analysis
+        return [
+            ("id", .number(Double(row.key.historyCount), text: String(row.key.historyCount))),
+            ("date", .string(Self.isoDate(row.metadata.startedAt))),
+            ("app", .string(app(row.metadata.replayName))),
+            ("replay", .string(row.metadata.replayName)),
+            ("verdict", summary.map { .string($0.verdict.rawValue) } ?? .null),
+            ("direction", summary?.direction.map { .string($0.rawValue) } ?? .null),
+            ("originalMeanMbps", number(summary?.originalMeanMbps ?? row.originalMeanMbps)),
+            ("controlMeanMbps", number(summary?.controlMeanMbps ?? row.controlMeanMbps)),
+            ("ksPValue", number(summary?.ksPValue)),
+            ("ksStatistic", number(summary?.ksStatistic)),
+            ("area", number(summary?.areaTest)),
+            ("ks2Ratio", number(summary?.ks2RatioTest)),
+            ("areaThreshold", number(summary?.thresholds.area)),
+            ("ksPValueThreshold", number(summary?.thresholds.ksPValue)),
+            ("ruleSet", summary.map { .string($0.thresholds.ruleSet) } ?? .null),
+            ("reason", summary?.insufficientDataReason.map(JSONValue.string) ?? .null),
+            ("note", summary?.note.map(JSONValue.string) ?? .null),
+            ("server", row.metadata.serverName.map(JSONValue.string) ?? .null),
+            ("provider", row.metadata.provider.map(JSONValue.string) ?? .null),
+            ("clientVersion", row.metadata.clientVersion.map(JSONValue.string) ?? .null),
+        ]
+    }
+
+    /// One JSON object per test.
+    func json(_ row: TestOverview) -> JSONValue { .object(fields(row)) }
+
+    /// CSV (RFC 4180): a header line, then one line per test; text fields quoted when needed.
+    func csv(_ rows: [TestOverview]) -> String {
+        let keys = fields(
+            TestOverview(
+                key: TestKey(userID: "", historyCount: 0),
+                metadata: TestMetadata(replayName: "", startedAt: Date()), originalMeanMbps: nil,
+                controlMeanMbps: nil, analysis: nil)
+        ).map(\.0)
+        var lines = [keys.joined(separator: ",")]
+        for row in rows {
+            lines.append(
+                fields(row).map { _, value -> String in
+                    switch value {
+                    case .null: return ""
+                    case .string(let text): return Self.csvField(text)
+                    case .number(_, let text): return text
+                    default: return Self.csvField(value.serialized())
+                    }
+                }.joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// A paragraph a journalist can paste: app, provider, date with zone, server, both speeds, verdict, version.
+    func summary(_ row: TestOverview) -> String {
+        let date = Self.isoDate(row.metadata.startedAt)
+        let zone = Self.zoneName(row.metadata.startedAt)
+        let app = app(row.metadata.replayName)
+        let provider = row.metadata.provider
+        let server = row.metadata.serverName ?? "?"
+        let version = row.metadata.clientVersion ?? "?"
+        guard let summary = row.analysis else {
+            return strings.summaryWithoutAnalysis(app: app, date: date, zone: zone, server: server)
+        }
+        return strings.summaryParagraph(
+            app: app, provider: provider, date: date, zone: zone, server: server, summary: summary,
+            clientVersion: version)
+    }
+}
