@@ -409,6 +409,31 @@ struct FleetCommandLineTests {
         }
     }
 
+    @Test("Ctrl-C during a fleet test: exit 130, the envelope is closed, nothing enters the history")
+    func interrupted() async throws {
+        let data = TestResources.temporaryDirectory("wehe-fleet-cli")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        try await LoopbackWorld.run(address: "127.0.0.68") { world in
+            try await FleetFakes.run { fakes in
+                fakes.offer(fakes.targets())
+                let running = try BuiltCommand.start(
+                    "wehe", ["run", "tinycall", "--cert", world.caPath] + fakes.options(world, data: data))
+                let clock = ContinuousClock()
+                let giveUp = clock.now.advanced(by: .seconds(30))
+                while !running.stdoutSoFar.contains("replay 1/2"), running.process.isRunning, clock.now < giveUp {
+                    try await clock.sleep(for: .milliseconds(10))
+                }
+                #expect(fakes.envelopes.openCount == 1, "the envelope is open while the replay runs")
+                running.process.interrupt()
+                let output = try await running.wait()
+                #expect(output.status == 130, "\(output.stderr)")
+                #expect(await fakes.envelopes.wait { $0.count == 1 && $0[0].closedAt != nil })
+                let results = try await BuiltCommand.run("wehe", ["results", "--data-dir", data, "--json"])
+                #expect(results.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+            }
+        }
+    }
+
     static func userID(_ data: String) -> String? {
         guard let settings = FileManager.default.contents(atPath: data + "/settings.json"),
             let object = try? JSONSerialization.jsonObject(with: settings) as? [String: Any]

@@ -1,5 +1,6 @@
 public import Foundation
 import NIOSSL
+import Synchronization
 
 /// Asks a locate service (M-Lab locate v2 or a compatible one) for Wehe replay servers:
 /// `GET <locate-url>/v2/nearest/wehe/replay[?site=…]`, with the system's trust store plus the configured CA and
@@ -82,9 +83,21 @@ public struct FleetLocator: Sendable {
         }
     }
 
+    /// Contexts already built, by extra CA (loading the system's roots takes a while: one context serves the locate
+    /// call and every envelope of a process).
+    private static let contexts = Mutex<[String: NIOSSLContext]>([:])
+
     /// A TLS client context for web services (locate, envelopes): the system's roots plus `additionalPEM`, host
     /// names checked.
     static func webTLS(additionalPEM: String?) throws(FleetError) -> NIOSSLContext {
+        let key = additionalPEM ?? ""
+        if let known = contexts.withLock({ $0[key] }) { return known }
+        let context = try makeWebTLS(additionalPEM: additionalPEM)
+        contexts.withLock { $0[key] = context }
+        return context
+    }
+
+    private static func makeWebTLS(additionalPEM: String?) throws(FleetError) -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv12
         if let additionalPEM {
