@@ -434,6 +434,31 @@ struct FleetCommandLineTests {
         }
     }
 
+    @Test("the envelope closing during a fleet test: exit 33 with one line, nothing enters the history")
+    func envelopeClosed() async throws {
+        let data = TestResources.temporaryDirectory("wehe-fleet-cli")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        try await LoopbackWorld.run(address: "127.0.0.69") { world in
+            try await FleetFakes.run { fakes in
+                fakes.offer(fakes.targets())
+                let running = try BuiltCommand.start(
+                    "wehe", ["run", "tinycall", "--cert", world.caPath] + fakes.options(world, data: data))
+                let clock = ContinuousClock()
+                let giveUp = clock.now.advanced(by: .seconds(30))
+                while !running.stdoutSoFar.contains("replay 1/2"), running.process.isRunning, clock.now < giveUp {
+                    try await clock.sleep(for: .milliseconds(10))
+                }
+                fakes.envelopes.closeAll()
+                let output = try await running.wait()
+                #expect(output.status == 33, "\(output.stderr)")
+                #expect(output.stderr.split(separator: "\n").count == 1, "\(output.stderr)")
+                #expect(output.stderr.contains("access envelope of mlab1-tst01.fleet.test closed during the test"))
+                let results = try await BuiltCommand.run("wehe", ["results", "--data-dir", data, "--json"])
+                #expect(results.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+            }
+        }
+    }
+
     static func userID(_ data: String) -> String? {
         guard let settings = FileManager.default.contents(atPath: data + "/settings.json"),
             let object = try? JSONSerialization.jsonObject(with: settings) as? [String: Any]
