@@ -104,4 +104,24 @@ struct CommandLineTests {
         let french = try Self.wehe(["results", "show", "1", "--summary", "--lang", "fr", "--data-dir", data] + replays)
         #expect(french.stdout.contains("Le test Wehe de Tiny Web"), "\(french.stdout)")
     }
+
+    @Test("the confirmation line says what the first run found and why the test runs again")
+    func confirmationLine() async throws {
+        var behaviour = FakeWeheServer.Behaviour()
+        behaviour.areaTest = 0.74
+        behaviour.ksPValue = 1e-4
+        let (server, _) = try await Harness.start(["tinyweb"], behaviour)
+        defer { Task { await server.stop() } }
+        let data = TestResources.temporaryDirectory("wehe-cli-confirm")
+        let run = try Self.wehe([
+            "run", "tinyweb", "--replays", TestResources.fixtureReplays, "--data-dir", data, "--server", "127.0.0.1",
+            "--cert", FakeWeheServer.fixture("server.crt"), "--side-channel-port", String(server.sideChannelPort),
+            "--analyzer-port", String(server.analyzerPort), "--accept-consent",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!run.stdout.contains("result not clear"))
+        #expect(run.stdout.contains("the app looks throttled ("), "\(run.stdout)")
+        #expect(run.stdout.contains("area 0.74, KS p < 0.001); running the whole test once more to confirm it"))
+        #expect(run.stdout.contains("(confirmation run)"))
+    }
 }
