@@ -46,7 +46,9 @@ let now = Date()
 let store = InMemoryResultStore()
 var history = DemoHistory(seed: 7)
 do {
-    let personTests = history.personTests(count: 36, now: now)
+    var personTests = history.personTests(count: 36, now: now)
+    // A control with spikes (the line chart cuts its axis) and a test with too few measurements.
+    personTests += history.edgeCaseTests(firstHistoryCount: personTests.count + 1, now: now)
     try await store.save(tests: personTests)
     // The crowd's verdicts use the quick rule on the means (the full analyzer on thousands of tests is slow in
     // debug builds); the person's tests above are analysed for real.

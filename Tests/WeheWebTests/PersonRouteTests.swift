@@ -117,7 +117,7 @@ struct PersonRouteTests {
             #expect(response.status == .ok)
             let html = response.text
             #expect(html.contains("<h1><span class=\"app-icon large hue-"))
-            #expect(html.contains("Netflix on Orange (cellular)"))
+            #expect(html.contains("Netflix looks throttled on Orange (cellular)</h1>"))
             #expect(html.contains("id=\"throughput-chart\""))
             #expect(html.contains("id=\"cdf-chart\""))
             #expect(html.contains("<path d=\"M") && html.contains("class=\"series series-original\""))

@@ -123,7 +123,8 @@ struct RenderingTests {
         #expect(names.displayName(ofReplay: "Youtube-02202024") == "YouTube")
         #expect(names.displayName(ofReplay: "Youtube_02202024") == "YouTube")
         #expect(names.displayName(ofReplay: "Vimeo-02272024") == "Vimeo")
-        #expect(AppNames(catalog: nil).displayName(ofReplay: "port_853") == "Port 853")
+        #expect(AppNames(catalog: nil).displayName(ofReplay: "port_853") == "Port 853 (small)")
+        #expect(AppNames(catalog: nil).displayName(ofReplay: "port_853_large") == "Port 853 (large)")
         #expect(AppNames.initial(of: "  +1 app") == "1")
         #expect(AppNames.initial(of: "--") == "?")
     }

@@ -10,9 +10,16 @@ package struct AxisScale: Sendable, Hashable {
     package let decimals: Int
 
     /// A scale from `lower` covering `maximum`, with about `count` ticks. A non-finite or empty range becomes
-    /// [lower, lower + 1].
-    package init(lower: Double = 0, maximum: Double, count: Int = 5) {
+    /// [lower, lower + 1]. `integers` keeps every tick a whole number (counts: never "0.5 tests").
+    package init(lower: Double = 0, maximum: Double, count: Int = 5, integers: Bool = false) {
         let span = maximum - lower
+        if integers, !(span.isFinite && span >= 1) {
+            self.lower = lower
+            self.upper = lower + 1
+            self.ticks = [lower, lower + 1]
+            self.decimals = 0
+            return
+        }
         guard span.isFinite, span > 0 else {
             self.lower = lower
             self.upper = lower + 1
@@ -23,7 +30,7 @@ package struct AxisScale: Sendable, Hashable {
         let rough = span / Double(max(1, count))
         let magnitude = pow10(floorLog10(rough))
         let residual = rough / magnitude
-        let step: Double
+        var step: Double
         if residual <= 1 {
             step = magnitude
         } else if residual <= 2 {
@@ -35,6 +42,7 @@ package struct AxisScale: Sendable, Hashable {
         } else {
             step = 10 * magnitude
         }
+        if integers { step = max(1, step.rounded(.up)) }
         let steps = (span / step).rounded(.up)
         self.lower = lower
         self.upper = lower + steps * step
@@ -46,7 +54,7 @@ package struct AxisScale: Sendable, Hashable {
         }
         self.ticks = ticks
         let digits = -floorLog10(step) + (residual > 2 && residual <= 2.5 ? 1 : 0)
-        self.decimals = max(0, min(6, digits))
+        self.decimals = integers ? 0 : max(0, min(6, digits))
     }
 
     /// Where `value` falls on a pixel range: `from` at `lower`, `to` at `upper`.

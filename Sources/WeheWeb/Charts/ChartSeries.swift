@@ -53,7 +53,9 @@ struct PlotFrame {
     var plotTop: Double { top }
     var plotBottom: Double { height - bottom }
 
-    static let standard = PlotFrame(width: 720, height: 340, left: 64, right: 20, top: 40, bottom: 52)
+    /// Margins leave room for the larger words a phone gets (the stylesheet draws chart text at about 24 units
+    /// there, twice the desktop size, so that it stays about 11 px high once the 720-unit drawing is scaled down).
+    static let standard = PlotFrame(width: 720, height: 340, left: 96, right: 20, top: 44, bottom: 60)
 }
 
 extension SVG {
@@ -88,7 +90,7 @@ extension SVG {
                 "text", ["x": SVG.coordinate(frame.plotLeft - 8), "y": position, "class": "tick tick-y"],
                 text: yTick(tick))
         }
-        for tick in x.ticks {
+        for (index, tick) in x.ticks.enumerated() {
             let position = SVG.coordinate(x.position(tick, from: frame.plotLeft, to: frame.plotRight))
             empty(
                 "line",
@@ -97,8 +99,12 @@ extension SVG {
                     "y2": SVG.coordinate(frame.plotBottom), "class": "vertical",
                 ])
             element(
-                "text", ["x": position, "y": SVG.coordinate(frame.plotBottom + 18), "class": "tick tick-x"],
-                text: xTick(tick))
+                "text",
+                [
+                    "x": position, "y": SVG.coordinate(frame.plotBottom + 24),
+                    // Every other label is left out on a phone, where the words are larger.
+                    "class": index % 2 == 1 ? "tick tick-x odd" : "tick tick-x",
+                ], text: xTick(tick))
         }
         close("g")
         element(
@@ -110,8 +116,8 @@ extension SVG {
         element(
             "text",
             [
-                "x": "16", "y": SVG.coordinate((frame.plotTop + frame.plotBottom) / 2), "class": "axis-label",
-                "transform": "rotate(-90 16 \(SVG.coordinate((frame.plotTop + frame.plotBottom) / 2)))",
+                "x": "26", "y": SVG.coordinate((frame.plotTop + frame.plotBottom) / 2), "class": "axis-label",
+                "transform": "rotate(-90 26 \(SVG.coordinate((frame.plotTop + frame.plotBottom) / 2)))",
             ], text: text.yLabel)
     }
 
@@ -127,7 +133,8 @@ extension SVG {
                     "class": "series series-\(item.style)",
                 ])
             element("text", ["x": SVG.coordinate(x + 36), "y": "22", "class": "legend-label"], text: item.label)
-            x += 44 + Double(item.label.count) * 7.5
+            // Room for the label at the phone's larger size (about 13.5 units a character at 25 units).
+            x += 48 + Double(item.label.count) * 13.5
         }
         close("g")
     }

@@ -35,8 +35,8 @@ package struct DailyBarChart: Sendable {
 
     /// The SVG markup.
     package func render(id: String) -> String {
-        let frame = PlotFrame(width: 720, height: 260, left: 64, right: 20, top: 16, bottom: 52)
-        let yScale = AxisScale(maximum: Double(bars.map(\.count).max() ?? 1), count: 4)
+        let frame = PlotFrame(width: 720, height: 268, left: 72, right: 20, top: 16, bottom: 60)
+        let yScale = AxisScale(maximum: Double(bars.map(\.count).max() ?? 1), count: 4, integers: true)
         var svg = SVG()
         svg.openChart(id: id, frame: frame, text: text, cssClass: "bar-chart")
         let width = frame.plotRight - frame.plotLeft
@@ -60,7 +60,7 @@ package struct DailyBarChart: Sendable {
                 "text",
                 [
                     "x": SVG.coordinate(frame.plotLeft + slot * (Double(index) + 0.5)),
-                    "y": SVG.coordinate(frame.plotBottom + 18), "class": "tick tick-x",
+                    "y": SVG.coordinate(frame.plotBottom + 24), "class": "tick tick-x",
                 ], text: formatter.shortDate(bar.day))
         }
         svg.close("g")

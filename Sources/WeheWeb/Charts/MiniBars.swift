@@ -1,13 +1,19 @@
 /// Small decorative bars inside table cells (hidden from screen readers: the numbers beside them say the same).
 package enum MiniBars {
-    /// Two horizontal bars comparing original and control throughput, scaled to the larger one.
+    /// Two horizontal bars comparing original and control throughput, scaled to the larger one. The drawing has
+    /// its own size (96 × 14 px): a table cell sized by its content cannot shrink it to nothing, as it did to a
+    /// drawing only sized in percent.
     package static func comparison(original: Double?, control: Double?) -> String {
         let values = [original ?? 0, control ?? 0].map { $0.isFinite ? max(0, $0) : 0 }
         let top = max(values[0], values[1])
         guard top > 0 else { return "" }
         var svg = SVG()
         svg.open(
-            "svg", ["viewBox": "0 0 100 14", "class": "mini-bars", "aria-hidden": "true", "focusable": "false"])
+            "svg",
+            [
+                "viewBox": "0 0 100 14", "width": "96", "height": "14", "class": "mini-bars", "aria-hidden": "true",
+                "focusable": "false", "preserveAspectRatio": "none",
+            ])
         for (index, value) in values.enumerated() {
             svg.empty(
                 "rect",

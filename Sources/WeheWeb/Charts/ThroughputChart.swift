@@ -6,12 +6,42 @@ package struct ThroughputChart: Sendable {
     package var text: ChartText
     /// Formats tick numbers in the page's language.
     package var formatter: Formatter
+    /// The words written on the chart when its axis is cut (`{cut}`, `{count}`, `{max}` replaced); `nil` draws
+    /// every point to scale whatever its spikes.
+    package var clipNote: String?
 
     /// Creates a chart.
-    package init(series: [ChartSeries], text: ChartText, formatter: Formatter) {
+    package init(series: [ChartSeries], text: ChartText, formatter: Formatter, clipNote: String? = nil) {
         self.series = series
         self.text = text
         self.formatter = formatter
+        self.clipNote = clipNote
+    }
+
+    /// Where the vertical axis is cut so that one series' rare spikes cannot flatten the other lines: the values
+    /// above `cut` (`above` of them, the largest `maximum`) are drawn on the top edge.
+    package struct Clip: Sendable, Hashable {
+        /// The top of the axis, Mbit/s.
+        package var cut: Double
+        /// How many values lie above it.
+        package var above: Int
+        /// The largest value.
+        package var maximum: Double
+    }
+
+    /// The cut of the axis, when one is needed: the axis ends at 1.5 × the largest 95th percentile of the series,
+    /// if the largest value is more than twice that. A series that is high all along (a throttled app against a
+    /// fast control) sets the axis itself and is never cut; only rare spikes are (at most 5 % of each series).
+    package var clip: Clip? {
+        guard clipNote != nil else { return nil }
+        let all = series.map { $0.y.filter(\.isFinite).sorted() }.filter { !$0.isEmpty }
+        guard let maximum = all.compactMap(\.last).max(), maximum > 0 else { return nil }
+        let typical = all.map { $0[min($0.count - 1, Int((Double($0.count - 1) * 0.95).rounded()))] }.max() ?? 0
+        guard typical > 0 else { return nil }
+        let cut = AxisScale(maximum: typical * 1.5, count: 5).upper
+        guard maximum > 2 * cut else { return nil }
+        let above = all.reduce(0) { $0 + $1.filter { $0 > cut }.count }
+        return Clip(cut: cut, above: above, maximum: maximum)
     }
 
     /// Most points drawn per series; longer series are reduced to the minimum and maximum of each pixel column.
@@ -21,7 +51,8 @@ package struct ThroughputChart: Sendable {
     package func render(id: String) -> String {
         let frame = PlotFrame.standard
         let maxX = series.flatMap(\.x).filter(\.isFinite).max() ?? 1
-        let maxY = series.flatMap(\.y).filter(\.isFinite).max() ?? 1
+        let clip = self.clip
+        let maxY = clip?.cut ?? series.flatMap(\.y).filter(\.isFinite).max() ?? 1
         let xScale = AxisScale(maximum: maxX, count: 8)
         let yScale = AxisScale(maximum: maxY, count: 5)
         var svg = SVG()
@@ -41,6 +72,28 @@ package struct ThroughputChart: Sendable {
                 path += SVG.coordinate(yScale.position(point.1, from: frame.plotBottom, to: frame.plotTop))
             }
             svg.empty("path", ["d": path, "class": "series series-\(item.style)", "data-series": item.label])
+        }
+        if let clip, let clipNote {
+            // The cut is drawn (a zig-zag on the axis) and said in words inside the plot.
+            let top = frame.plotTop
+            let left = frame.plotLeft
+            svg.empty(
+                "path",
+                [
+                    "d": "M\(SVG.coordinate(left - 6)) \(SVG.coordinate(top + 10))l6 -4l-6 -4l6 -4",
+                    "class": "axis-cut",
+                ])
+            svg.element(
+                "text",
+                [
+                    "x": SVG.coordinate(frame.plotRight - 6), "y": SVG.coordinate(top + 18), "class": "clip-note",
+                    "id": "\(id)-clip",
+                ],
+                text: clipNote.replacingOccurrences(
+                    of: "{cut}", with: formatter.number(clip.cut, digits: yScale.decimals)
+                )
+                .replacingOccurrences(of: "{count}", with: formatter.integer(clip.above))
+                .replacingOccurrences(of: "{max}", with: formatter.number(clip.maximum)))
         }
         svg.legend(series, frame: frame)
         svg.close("svg")

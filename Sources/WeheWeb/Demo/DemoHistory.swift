@@ -139,6 +139,48 @@ package struct DemoHistory: Sendable {
         return records
     }
 
+    /// Two tests that the charts and the headline must cope with, numbered from `firstHistoryCount`: a Netflix
+    /// test on Orange whose control spikes to 40 times the app's speed in a few samples (the line chart cuts its
+    /// axis), and a port test that measured only three samples per replay (inconclusive, too few measurements).
+    package mutating func edgeCaseTests(firstHistoryCount: Int, now: Date) -> [TestRecord] {
+        guard let orange = Self.providers.first(where: { $0.name == "Orange (cellular)" }),
+            let netflix = Self.apps.first(where: { $0.id == "netflix" }),
+            let port = Self.apps.first(where: { $0.id == "port853s" })
+        else { return [] }
+        var spiky = test(
+            key: TestKey(userID: Self.personUserID, historyCount: firstHistoryCount), provider: orange, app: netflix,
+            startedAt: now.addingTimeInterval(-1_800))
+        if let control = spiky.replays.firstIndex(where: { $0.key.testID == 1 }),
+            let original = spiky.replay(0)?.samples
+        {
+            var mbps = original.mbps
+            let peak = (original.meanMbps ?? 1) * 40
+            for index in stride(from: 7, to: mbps.count, by: 40) { mbps[index] = peak }
+            let series = ThroughputSeries(mbps: mbps, times: original.times)
+            spiky.replays[control].samples = series
+            spiky.analyses = [
+                AnalysisRecord(
+                    test: spiky.key, comparedTestID: 1,
+                    summary: summarize(original: original, control: series, seed: generator.next()),
+                    analysedAt: now.addingTimeInterval(-1_700))
+            ]
+        }
+        var few = test(
+            key: TestKey(userID: Self.personUserID, historyCount: firstHistoryCount + 1), provider: orange, app: port,
+            startedAt: now.addingTimeInterval(-600))
+        let short = ThroughputSeries(mbps: [0.4, 0, 0.2], interval: 0.1)
+        for index in few.replays.indices { few.replays[index].samples = short }
+        if let analyzer = try? DifferentiationAnalyzer(),
+            let summary = try? analyzer.analyze(original: short, control: short, seed: generator.next())
+        {
+            few.analyses = [
+                AnalysisRecord(
+                    test: few.key, comparedTestID: 1, summary: summary, analysedAt: now.addingTimeInterval(-500))
+            ]
+        }
+        return [spiky, few]
+    }
+
     /// A server's tests: `count` tests of many users spread over `days` days before `now`.
     package mutating func crowdTests(count: Int, now: Date, days: Int = 60, firstUser: Int = 0) -> [TestRecord] {
         var records: [TestRecord] = []
@@ -253,6 +295,8 @@ package struct DemoHistory: Sendable {
         events.append(SessionEvent(at: now.addingTimeInterval(-7_200), kind: .admissionDenied, detail: "0;2;100"))
         events.append(
             SessionEvent(at: now.addingTimeInterval(-5_000), kind: .error, detail: "side channel closed early"))
+        events.append(
+            SessionEvent(at: now.addingTimeInterval(-4_000), kind: .init(rawValue: "replay-timing"), detail: "0.4"))
         return events
     }
 }

@@ -24,7 +24,8 @@ package struct AppNames: Sendable {
         }
         let stem = Self.stripDate(replay)
         if stem.lowercased().hasPrefix("port"), let number = stem.split(whereSeparator: { !$0.isNumber }).first {
-            return "Port \(number)"
+            // Small and large port tests replay different traces (`port_853`, `port_853_large`): keep them apart.
+            return "Port \(number) (" + (stem.lowercased().contains("large") ? "large" : "small") + ")"
         }
         return stem.isEmpty ? replay : stem
     }

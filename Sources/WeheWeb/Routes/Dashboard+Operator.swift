@@ -104,6 +104,12 @@ extension Dashboard {
         }
     }
 
+    /// A session-log kind the dashboard has no words for, made readable (`replay-timing` → `Replay timing`).
+    static func readableKind(_ kind: String) -> String {
+        let words = kind.replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "_", with: " ")
+        return words.prefix(1).uppercased() + words.dropFirst()
+    }
+
     private func buildHealth(
         elapsed: Duration, events: [SessionEventCount], snapshot: ServerHealthSnapshot?, strings: Strings
     ) -> OperatorOverview.Health {
@@ -116,7 +122,7 @@ extension Dashboard {
         ]
         let worrying: Set<SessionEvent.Kind> = [.error, .resultQueued, .resultRefused, .admissionDenied]
         for event in events.sorted(by: { $0.kind.rawValue < $1.kind.rawValue }) {
-            let name = strings.table["health_event_" + event.kind.rawValue] ?? event.kind.rawValue
+            let name = strings.table["health_event_" + event.kind.rawValue] ?? Self.readableKind(event.kind.rawValue)
             let status: HealthStatus =
                 event.kind == .resultRefused && event.count > 0
                 ? .down : (worrying.contains(event.kind) && event.count > 0 ? .degraded : .ok)

@@ -102,6 +102,12 @@ extension Dashboard {
                 pValue: run.sumTestPValue.map(f.pValue) ?? "–",
                 loss: run.averageLoss.map { f.percent($0, digits: 1) }.joined(separator: " / "))
         }
+        // What is not OK, worst first: the drill-down behind the health badge at the top of the page.
+        let attention = data.health.items.filter { $0.status != .ok }.sorted { $0.status > $1.status }.map {
+            HealthRow(
+                name: $0.name, value: $0.value, status: $0.status.rawValue,
+                statusLabel: strings["health_" + $0.status.rawValue], symbol: Self.healthSymbol($0.status))
+        }
         let content = OperatorContent(
             filter: filterForm(filter, overview: data, info: info, action: base + "/"),
             cards: [
@@ -131,14 +137,22 @@ extension Dashboard {
                     statusLabel: strings["health_" + $0.status.rawValue], symbol: Self.healthSymbol($0.status))
             },
             healthStarted: data.health.startedAt.map(f.dateTime), healthDownloads: csv("health"),
+            attention: attention, hasAttention: !attention.isEmpty,
+            attentionSummary: strings.format(
+                "health_attention",
+                ["count": f.integer(attention.count), "total": f.integer(data.health.items.count)]),
+            refreshNote: strings.format("operator_refresh", ["seconds": String(Self.operatorRefreshSeconds)]),
             jsonHref: operatorLink("/data.json", filter: filter, info: info))
         let context = PageContext(
             chrome: Chrome(
                 info: info, title: strings["operator_title"], basePath: base, operatorLinks: true,
-                section: .operatorOverview),
+                section: .operatorOverview, autoRefreshSeconds: Self.operatorRefreshSeconds),
             t: strings.table, page: content)
         return try renderer.render("operator", context)
     }
+
+    /// How often the operator overview reloads itself (a meta refresh: no script needed).
+    static let operatorRefreshSeconds = 60
 
     static func healthSymbol(_ status: HealthStatus) -> String {
         switch status {

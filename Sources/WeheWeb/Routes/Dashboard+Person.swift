@@ -37,7 +37,7 @@ extension Dashboard {
                     app: app, initial: AppNames.initial(of: app), hue: AppNames.hue(of: app) / 30,
                     provider: overview.metadata.provider ?? strings["unknown_provider"],
                     providerKnown: overview.metadata.provider != nil,
-                    verdict: VerdictText(verdict: analysis?.verdict, direction: analysis?.direction, strings: strings),
+                    verdict: VerdictText(summary: analysis, strings: strings),
                     original: overview.originalMeanMbps.map { info.formatter.number($0) } ?? "–",
                     control: overview.controlMeanMbps.map { info.formatter.number($0) } ?? "–",
                     bars: MiniBars.comparison(original: overview.originalMeanMbps, control: overview.controlMeanMbps))
@@ -105,7 +105,7 @@ extension Dashboard {
                 text: ChartText(
                     title: strings["test_chart_title"], description: strings["test_chart_desc"],
                     xLabel: strings["axis_time"], yLabel: strings["axis_throughput"]),
-                formatter: formatter
+                formatter: formatter, clipNote: strings["test_chart_clip"]
             ).render(id: "throughput-chart")
             cdfChart =
                 DistributionChart(
@@ -119,6 +119,35 @@ extension Dashboard {
                     gapLabel: strings["test_cdf_gap"], formatter: formatter
                 ).render(id: "cdf-chart").svg
         }
+        let clip =
+            hasSamples
+            ? ThroughputChart(
+                series: [original, control].compactMap { $0 }.map {
+                    ChartSeries(label: "", style: "", x: $0.times, y: $0.mbps)
+                },
+                text: ChartText(title: "", description: "", xLabel: "", yLabel: ""), formatter: formatter,
+                clipNote: ""
+            ).clip : nil
+        let clipCaption = clip.map {
+            strings.format(
+                "test_chart_clip_caption",
+                [
+                    "cut": formatter.number($0.cut, digits: $0.cut == $0.cut.rounded() ? 0 : 1),
+                    "count": formatter.integer($0.above),
+                    "max": formatter.number($0.maximum),
+                ])
+        }
+        let originalMean = summary?.originalMeanMbps ?? original?.meanMbps
+        let controlMean = summary?.controlMeanMbps ?? control?.meanMbps
+        let averages =
+            originalMean == nil && controlMean == nil
+            ? ""
+            : AverageBars(
+                rows: [
+                    AverageBars.Row(label: originalLabel, style: "original", mbps: originalMean),
+                    AverageBars.Row(label: strings["series_control"], style: "control", mbps: controlMean),
+                ], title: strings["test_bars_title"], formatter: formatter
+            ).render(id: "average-bars")
         var stats: [StatRow] = []
         if let summary {
             stats += [
@@ -152,14 +181,15 @@ extension Dashboard {
         if let client = record.metadata.clientVersion {
             stats.append(StatRow(label: strings["stat_client"], value: client))
         }
-        let title = strings.format("test_title", ["app": app, "provider": provider])
+        let title = VerdictText.headline(of: summary, app: app, provider: provider, strings: strings)
         let base = configuration.personPath
         let content = TestContent(
             title: title, ranOn: strings.format("test_ran", ["date": formatter.dateTime(record.metadata.startedAt)]),
             app: app, initial: AppNames.initial(of: app), hue: AppNames.hue(of: app) / 30,
-            verdict: VerdictText(verdict: summary?.verdict, direction: summary?.direction, strings: strings),
+            verdict: VerdictText(summary: summary, strings: strings),
             explanation: VerdictText.explanation(of: summary, app: app, strings: strings, formatter: formatter),
-            hasSamples: hasSamples, lineChart: lineChart, cdfChart: cdfChart, stats: stats,
+            hasSamples: hasSamples, lineChart: lineChart, cdfChart: cdfChart, clipCaption: clipCaption,
+            averages: averages, hasAverages: !averages.isEmpty, stats: stats,
             backHref: base + "/?lang=" + info.language.rawValue,
             jsonHref: base + "/api/tests/" + RequestInfo.escapePath(key.userID) + "/\(key.historyCount)")
         let context = PageContext(

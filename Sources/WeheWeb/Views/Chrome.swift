@@ -22,6 +22,10 @@ struct Chrome {
     var refreshSeconds: Int?
     /// Whether the page loads the run script.
     var runScript: Bool
+    /// Seconds after which the page reloads itself, scripts or not (operator pages stay current), if any.
+    var autoRefreshSeconds: Int?
+    /// Whether the page uses the wider layout (operator tables).
+    var wide: Bool
 
     /// Which navigation entry is current.
     enum Section {
@@ -30,7 +34,7 @@ struct Chrome {
 
     init(
         info: RequestInfo, title: String, basePath: String, operatorLinks: Bool, section: Section,
-        refreshSeconds: Int? = nil, runScript: Bool = false
+        refreshSeconds: Int? = nil, runScript: Bool = false, autoRefreshSeconds: Int? = nil
     ) {
         self.lang = info.language.rawValue
         self.title = title
@@ -58,6 +62,8 @@ struct Chrome {
         }
         self.refreshSeconds = refreshSeconds
         self.runScript = runScript
+        self.autoRefreshSeconds = autoRefreshSeconds
+        self.wide = operatorLinks
     }
 }
 

@@ -123,6 +123,11 @@ struct OperatorContent {
     var health: [HealthRow]
     var healthStarted: String?
     var healthDownloads: Downloads
+    /// The figures that are not OK, worst first.
+    var attention: [HealthRow]
+    var hasAttention: Bool
+    var attentionSummary: String
+    var refreshNote: String
     var jsonHref: String
 }
 

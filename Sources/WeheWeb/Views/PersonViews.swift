@@ -42,6 +42,11 @@ struct TestContent {
     var hasSamples: Bool
     var lineChart: String
     var cdfChart: String
+    /// Said under the line chart when its axis is cut.
+    var clipCaption: String?
+    /// The two average speeds as bars (HTML built by `AverageBars`), empty without any.
+    var averages: String
+    var hasAverages: Bool
     var stats: [StatRow]
     var backHref: String
     var jsonHref: String

@@ -33,10 +33,40 @@ package struct VerdictText: Sendable, Hashable {
         }
     }
 
+    /// The badge of an analysis: as `init(verdict:direction:strings:)`, and an inconclusive test whose data could
+    /// not support a verdict says "Inconclusive (too few measurements)".
+    package init(summary: AnalysisSummary?, strings: Strings) {
+        self.init(verdict: summary?.verdict, direction: summary?.direction, strings: strings)
+        if summary?.insufficientDataReason != nil { label = strings["verdict_insufficient"] }
+    }
+
     private init(label: String, style: String, symbol: String) {
         self.label = label
         self.style = style
         self.symbol = symbol
+    }
+
+    /// The page heading of a test: what was found, in a few words ("Netflix looks throttled on Orange").
+    /// An inconclusive test whose data could not support a verdict says so ("Too few measurements…").
+    package static func headline(of summary: AnalysisSummary?, app: String, provider: String, strings: Strings)
+        -> String
+    {
+        let values = ["app": app, "provider": provider]
+        guard let summary else { return strings.format("headline_missing", values) }
+        switch summary.verdict {
+        case .differentiation:
+            let prioritized =
+                summary.direction == .prioritized
+                || (summary.direction == nil && summary.originalMeanMbps > summary.controlMeanMbps)
+            return strings.format(prioritized ? "headline_prioritized" : "headline_throttled", values)
+        case .noDifferentiation:
+            return strings.format("headline_none", values)
+        case .inconclusive:
+            return strings.format(
+                summary.insufficientDataReason == nil ? "headline_inconclusive" : "headline_insufficient", values)
+        case .blocked:
+            return strings.format("headline_blocked", values)
+        }
     }
 
     /// The sentence that explains a test's verdict from its statistics.
@@ -64,6 +94,9 @@ package struct VerdictText: Sendable, Hashable {
         case .noDifferentiation:
             return strings.format("explain_none", values)
         case .inconclusive:
+            if let reason = summary.insufficientDataReason {
+                return strings.format("explain_insufficient", values.merging(["reason": reason]) { $1 })
+            }
             let ratioFailed =
                 summary.ksPValue < summary.thresholds.ksPValue
                 && summary.thresholds.ks2Ratio.map { summary.ks2RatioTest < $0 } ?? false
