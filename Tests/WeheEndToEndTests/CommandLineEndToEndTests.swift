@@ -38,8 +38,10 @@ struct CommandLineEndToEndTests {
             Set(rows.compactMap { $0["replay"] as? String })
                 == ["TinyWeb-11212026", "TinyCall-11212026", "port_8081", "TinySix-11212026"])
         #expect(rows.allSatisfy { ($0["verdict"] as? String)?.isEmpty == false })
-        let table = try await BuiltCommand.run("wehe", ["results", "--data-dir", data])
-        #expect(table.stdout.contains("TinyCall-11212026"))
+        // The table names the apps as the catalog of the replay directory does.
+        let table = try await BuiltCommand.run(
+            "wehe", ["results", "--data-dir", data, "--replays", TestResources.fixtureReplays])
+        #expect(table.stdout.contains("Tiny Call"), "\(table.stdout)")
         let show = try await BuiltCommand.run("wehe", ["results", "show", "2", "--data-dir", data])
         #expect(show.status == 0, "\(show.stderr)")
         #expect(show.stdout.contains("TinyCall-11212026") && show.stdout.contains("area_test"))

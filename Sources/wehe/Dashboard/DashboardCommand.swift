@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import WeheWeb
 import WeheWire
 
@@ -75,6 +76,11 @@ struct DashboardCommand: AsyncParsableCommand {
         } catch {
             await history.close()
             if let error = error as? CLIError { throw error }
+            if "\(error)".contains("Address already in use") || (error as? IOError)?.errnoCode == EADDRINUSE {
+                throw CLIError(
+                    code: .invalidInput,
+                    "port \(port) on 127.0.0.1 is busy (another dashboard?): pass --port 0 for any free port")
+            }
             throw CLIError(code: .invalidInput, "the dashboard stopped: \(error)")
         }
         await history.close()

@@ -19,7 +19,7 @@ struct ShowSettings: AsyncParsableCommand {
                     header: ["SETTING", "VALUE"],
                     rows: [
                         ["server", settings.server],
-                        ["certificate", settings.certificate ?? "(the Wehe CA for the fleet, else system roots)"],
+                        ["cert", settings.certificate ?? "(the Wehe CA for the fleet, else system roots)"],
                         ["locate-url", settings.locateURL ?? FleetConfiguration.defaultLocateURL],
                         ["locate-ca", settings.locateCA ?? "(system roots)"], ["site", settings.site ?? "nearest"],
                         ["user-id", settings.userID], ["area-threshold", show(settings.areaThreshold)],

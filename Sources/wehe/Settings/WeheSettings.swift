@@ -29,7 +29,7 @@ struct WeheSettings: Codable, Equatable {
 
     /// Keys accepted by `wehe settings set`.
     static let keys = [
-        "server", "certificate", "locate-url", "locate-ca", "site", "user-id", "area-threshold", "p-threshold", "rules",
+        "server", "cert", "locate-url", "locate-ca", "site", "user-id", "area-threshold", "p-threshold", "rules",
         "confirmation", "language",
         "consent",
     ]
@@ -50,11 +50,24 @@ struct WeheSettings: Codable, Equatable {
             default: throw CLIError(code: .invalidInput, "\(key) must be on or off")
             }
         }
+        /// A PEM file setting: `none` (or empty) clears it; a path must name a readable file, made absolute so that
+        /// the setting still works from another directory.
+        func pemFile() throws -> String? {
+            if value.isEmpty || value == "none" { return nil }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: value, isDirectory: &isDirectory), !isDirectory.boolValue,
+                FileManager.default.isReadableFile(atPath: value)
+            else {
+                throw CLIError(code: .missingInput, "\(key): no readable file at \(value) (or 'none' to clear it)")
+            }
+            return URL(fileURLWithPath: value).standardizedFileURL.path
+        }
         switch key {
         case "server": server = value
-        case "certificate": certificate = value.isEmpty || value == "none" ? nil : value
+        // The key has the name of the option (--cert); "certificate" stays accepted.
+        case "cert", "certificate": certificate = try pemFile()
         case "locate-url": locateURL = value.isEmpty || value == "default" ? nil : value
-        case "locate-ca": locateCA = value.isEmpty || value == "none" ? nil : value
+        case "locate-ca": locateCA = try pemFile()
         case "site": site = value.isEmpty || value == "nearest" ? nil : value
         case "user-id":
             guard value.utf8.count >= 2, value.utf8.count <= 64,
