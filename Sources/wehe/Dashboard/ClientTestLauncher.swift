@@ -51,14 +51,25 @@ struct ClientTestLauncher: TestLauncher {
         configuration.store = store
         let lock = try TestLock.acquire(directory, strings: strings)
         defer { withExtendedLifetime(lock) {} }
-        let client = ReplayClient(configuration: configuration)
+        // The same path as `wehe run`: the fleet (locate, then an access envelope open for the whole test) for the
+        // default server, else the configured server.
+        let plan = try setup.fleetPlan(settings: settings, replayDirectory: replayDirectory)
         progress(.phase(.connecting))
-        progress(.message("\(configuration.server):\(configuration.sideChannelPort)"))
         let result: TestResult
         do {
-            result = try await client.run(test) { event in Self.report(event, to: progress) }
-        } catch {
+            result = try await FleetStep.withAccess(
+                plan, configuration: configuration, directory: directory, json: true
+            ) { configuration, envelope in
+                let client = ReplayClient(configuration: configuration)
+                progress(.message("\(configuration.server):\(configuration.sideChannelPort)"))
+                return try await RunCommand.guarded(envelope) {
+                    try await client.run(test) { event in Self.report(event, to: progress) }
+                }
+            }
+        } catch let error as ReplayClientError {
             if error.code == .cancelled { throw CancellationError() }
+            throw CLIError(error)
+        } catch let error as FleetError {
             throw CLIError(error)
         }
         return TestKey(userID: result.userID, historyCount: result.historyCount)
