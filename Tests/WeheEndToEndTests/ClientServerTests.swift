@@ -50,6 +50,33 @@ struct ClientServerTests {
         }
     }
 
+    @Test(
+        "the client's verdict is the server's for the same samples, too few measurements included",
+        arguments: [("tinyweb", 0), ("port8081s", 3), ("tinycall", 0)])
+    func verdictMatchesServer(test id: String, sampleCount: Int) async throws {
+        let test = try LoopbackWorld.test(id)
+        // port8081s with 3 samples over 2 s: 1 MB crosses loopback within the first sample, nothing to analyse.
+        let address =
+            ["tinyweb": "127.0.0.31", "port8081s": "127.0.0.32", "tinycall": "127.0.0.33"][id] ?? "127.0.0.34"
+        let (result, server) = try await LoopbackWorld.run(
+            address: address, sampleCount: sampleCount > 0 ? sampleCount : 100
+        ) { world in
+            var configuration = world.client(userID: "@verdict01")
+            configuration.confirmation = false
+            let result = try await ReplayClient(configuration: configuration).run(test)
+            let record = try await world.serverStore.test(
+                TestKey(userID: "@verdict01", historyCount: result.historyCount))
+            return (result, record?.mainAnalysis?.summary)
+        }
+        let serverSummary = try #require(server)
+        #expect(result.verdict == serverSummary.verdict, "client \(result.summary), server \(serverSummary)")
+        #expect(result.summary.insufficientDataReason == serverSummary.insufficientDataReason)
+        if id == "port8081s" {
+            #expect(result.verdict == .inconclusive)
+            #expect(result.summary.insufficientDataReason?.hasPrefix("too few measurements") == true)
+        }
+    }
+
     @Test("UDP app test: datagrams both ways, STARTED/DONE on the side channel, a verdict from the analyzer")
     func udpAppTest() async throws {
         let test = try LoopbackWorld.test("tinycall")
