@@ -5,6 +5,11 @@
 #   * takes screenshots of the history page, a test page and the operator page (PNG files in $OUT);
 #   * dumps each page's DOM after scripts ran and checks the expected elements (table rows, chart SVG paths, the
 #     KS-gap marker, the verdict sentence, the operator matrix);
+#   * measures the laid-out pages at 1400 and 390 px wide (scripts/browser_measure.py drives Chromium over the
+#     DevTools protocol: getBoundingClientRect after layout) and saves full-page screenshots *-1400.png and
+#     *-390.png: no sideways scrolling at 390 px, every history verdict inside the viewport, every mini-bar drawn
+#     with a non-zero width, the test page's headline, verdict and explanation inside the viewport, chart labels
+#     at least 9 px high on the phone, the average-speed bars drawn, operator tables not wider than their boxes;
 #   * fails on any console error. Method: Chromium runs with `--enable-logging=stderr --v=0`, which writes every
 #     console message and uncaught exception as a `CONSOLE` log line, and Content-Security-Policy refusals as
 #     "Refused to …" lines; the script greps those. A self-test first loads a page with a deliberate error and
@@ -112,8 +117,44 @@ expect operator "health panel" 'class="stats health-list"'
 page run "/run" 1280x900
 expect run "start form" '<form method="post" action="/run"'
 
+# measure NAME PATH WIDTH HEIGHT CHECK...: layout measurements and a full-page screenshot $OUT/NAME.png.
+measure() {
+    local name="$1" path="$2" width="$3" height="$4"
+    shift 4
+    local output
+    if output="$(python3 scripts/browser_measure.py "$CHROMIUM" "$BASE$path" "$width" "$height" "$OUT/$name.png" "$@" 2>&1)"; then
+        echo "$output" | sed "s/^ok: /browser-check: ok: $name: /"
+    else
+        echo "$output" | sed "s/^/browser-check: $name: /" >&2
+        fail "$name: layout measurement ($output)"
+    fi
+}
+
+# The newest test of the demo is the one with too few measurements; the one before has a spiky control.
+NEWEST="$(grep -oE 'href="/tests/demo-user/[0-9]+\?lang=en"' "$OUT/history.html" | head -1 | grep -oE '[0-9]+' | head -1)"
+[ -n "$NEWEST" ] || fail "history: no test link found"
+SPIKY=$((NEWEST - 1))
+measure history-390 "/" 390 844 no-sideways-scroll verdicts-visible minibars-visible
+measure history-1400 "/" 1400 900 no-sideways-scroll verdicts-visible minibars-visible tables-fit
+measure test-390 "/tests/demo-user/2" 390 844 no-sideways-scroll verdict-visible chart-text-readable averages-visible
+measure test-1400 "/tests/demo-user/2" 1400 900 no-sideways-scroll verdict-visible chart-text-readable averages-visible
+measure test-spiky-390 "/tests/demo-user/$SPIKY" 390 844 no-sideways-scroll verdict-visible chart-text-readable
+measure test-few-390 "/tests/demo-user/$NEWEST" 390 844 no-sideways-scroll verdict-visible
+measure operator-1400 "/operator/" 1400 900 no-sideways-scroll tables-fit
+measure operator-fr-1400 "/operator/?lang=fr" 1400 900 no-sideways-scroll tables-fit
+measure history-fr-390 "/?lang=fr" 390 844 no-sideways-scroll verdicts-visible minibars-visible
+measure operator-390 "/operator/" 390 844 no-sideways-scroll
+measure run-390 "/run" 390 844 no-sideways-scroll
+
+page test-spiky "/tests/demo-user/$SPIKY" 1280x1400
+expect test-spiky "axis cut said on the chart" 'id="throughput-chart-clip"'
+page test-few "/tests/demo-user/$NEWEST" 1280x900
+expect test-few "headline says too few measurements" '<h1>.*Too few measurements to judge'
+expect test-few "badge says too few measurements" 'Inconclusive \(too few measurements\)</span>'
+
 if [ "$FAILURES" -gt 0 ]; then
     echo "browser-check: $FAILURES check(s) failed; screenshots and DOM dumps in $OUT" >&2
     exit 1
 fi
-echo "browser-check: all checks passed; screenshots in $OUT (history.png, test.png, test-fr.png, operator.png, run.png)"
+echo "browser-check: all checks passed; screenshots in $OUT (history, test, test-fr, operator, run at 1280 px;"
+echo "  history-390/-1400, test-390/-1400, test-spiky-390, test-few-390, operator-390/-1400, run-390 full pages)"

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Measures a dashboard page laid out by headless Chromium, as a person would see it at a given window width.
+
+Usage: browser_measure.py CHROMIUM URL WIDTH HEIGHT SCREENSHOT.png CHECK...
+
+Drives Chromium over the DevTools protocol on a pipe (--remote-debugging-pipe: JSON messages separated by NUL
+bytes on file descriptors 3 and 4, so no WebSocket library is needed), with the viewport of a phone or a desktop
+(Emulation.setDeviceMetricsOverride), waits for the page's load event, measures the laid-out elements
+(getBoundingClientRect, after layout) and saves a full-page screenshot (at most 6000 px high).
+
+CHECKs (each prints "ok: …" or "FAIL: …"; the exit status is the number of failures):
+  no-sideways-scroll   the page is no wider than the viewport (no horizontal scrolling)
+  verdicts-visible     every history row's verdict badge lies inside the viewport horizontally (at least 10 rows)
+  minibars-visible     every history mini-bar drawing and each of its bars has a rendered width > 0 (>= 10 rows)
+  verdict-visible      the test page's headline, verdict badge and explanation lie inside the viewport
+  chart-text-readable  visible chart tick and axis labels are at least 9 px high on screen
+  averages-visible     the two average-speed bars are drawn with a width > 0
+  tables-fit           no table is wider than its scrolling box (nothing hidden to the right)
+"""
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+MEASURE = r"""
+(() => {
+  const vw = document.documentElement.clientWidth;
+  const box = (e) => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, width: r.width, height: r.height}; };
+  const visible = (e) => { const s = getComputedStyle(e); return s.display !== 'none' && s.visibility !== 'hidden' && e.getBoundingClientRect().width > 0; };
+  const rows = [...document.querySelectorAll('table.history tbody tr')];
+  return JSON.stringify({
+    viewport: vw,
+    scrollWidth: document.documentElement.scrollWidth,
+    verdicts: rows.map(r => { const b = r.querySelector('.badge'); return b ? Object.assign(box(b), {text: b.textContent.trim()}) : null; }),
+    minibars: rows.map(r => { const s = r.querySelector('svg.mini-bars'); return s ? {svg: box(s).width, bars: [...s.querySelectorAll('rect')].map(x => box(x).width)} : null; }),
+    headline: [...document.querySelectorAll('h1, .verdict .badge, .explanation')].map(e => Object.assign(box(e), {text: e.textContent.trim().slice(0, 80)})),
+    chartText: [...document.querySelectorAll('svg.chart text.tick, svg.chart text.axis-label, svg.chart text.legend-label')].filter(visible).map(e => box(e).height),
+    averages: [...document.querySelectorAll('#average-bars rect')].map(e => box(e).width),
+    tables: [...document.querySelectorAll('.table-wrap')].map(w => ({id: (w.querySelector('table') || {}).id || (w.querySelector('table') || {}).className, client: w.clientWidth, scroll: w.scrollWidth})),
+  });
+})()
+"""
+
+
+def _pipes_to_3_and_4(commands, replies):
+    # In the child: Chromium reads commands on fd 3 and writes replies on fd 4.
+    commands, replies = os.dup(commands), os.dup(replies)
+    os.dup2(commands, 3)
+    os.dup2(replies, 4)
+
+
+class Browser:
+    def __init__(self, chromium):
+        self.profile = tempfile.mkdtemp(prefix="wehe-measure-")
+        commands_read, self.commands = os.pipe()
+        self.replies, replies_write = os.pipe()
+        self.process = subprocess.Popen(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+             "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--user-data-dir=" + self.profile,
+             "--remote-debugging-pipe", "about:blank"],
+            close_fds=False, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=lambda: _pipes_to_3_and_4(commands_read, replies_write))
+        os.close(commands_read)
+        os.close(replies_write)
+        self.next_id = 0
+        self.buffer = b""
+        self.events = []
+
+    def _read(self, deadline):
+        while b"\0" not in self.buffer:
+            if time.time() > deadline:
+                raise TimeoutError("no answer from Chromium")
+            chunk = os.read(self.replies, 65536)
+            if not chunk:
+                raise RuntimeError("Chromium closed the DevTools pipe")
+            self.buffer += chunk
+        message, self.buffer = self.buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def call(self, method, params=None, session=None, timeout=30):
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self.commands, json.dumps(message).encode() + b"\0")
+        deadline = time.time() + timeout
+        while True:
+            reply = self._read(deadline)
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def wait_event(self, method, timeout=30):
+        deadline = time.time() + timeout
+        while True:
+            for index, event in enumerate(self.events):
+                if event.get("method") == method:
+                    return self.events.pop(index)
+            self.events.append(self._read(deadline))
+
+    def close(self):
+        try:
+            self.call("Browser.close", timeout=5)
+        except Exception:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        subprocess.run(["rm", "-rf", self.profile], check=False)
+
+
+def main():
+    if len(sys.argv) < 6:
+        print(__doc__, file=sys.stderr)
+        return 2
+    chromium, url, width, height, shot = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    checks = sys.argv[6:]
+    browser = Browser(chromium)
+    try:
+        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        browser.call("Page.enable", session=session)
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}, session=session)
+        browser.call("Page.navigate", {"url": url}, session=session)
+        browser.wait_event("Page.loadEventFired")
+        value = browser.call(
+            "Runtime.evaluate", {"expression": MEASURE, "returnByValue": True}, session=session)["result"]["value"]
+        data = json.loads(value)
+        metrics = browser.call("Page.getLayoutMetrics", session=session)
+        full = min(6000, int(metrics.get("cssContentSize", metrics.get("contentSize"))["height"]))
+        image = browser.call(
+            "Page.captureScreenshot",
+            {"format": "png", "captureBeyondViewport": True,
+             "clip": {"x": 0, "y": 0, "width": width, "height": max(height, full), "scale": 1}},
+            session=session, timeout=60)["data"]
+        with open(shot, "wb") as out:
+            out.write(base64.b64decode(image))
+    finally:
+        browser.close()
+
+    failures = 0
+
+    def report(ok, what):
+        nonlocal failures
+        print(("ok: " if ok else "FAIL: ") + what)
+        failures += 0 if ok else 1
+
+    vw = data["viewport"]
+    for check in checks:
+        if check == "no-sideways-scroll":
+            report(data["scrollWidth"] <= vw, f"page width {data['scrollWidth']} px within the {vw} px viewport")
+        elif check == "verdicts-visible":
+            badges = [b for b in data["verdicts"] if b]
+            outside = [b for b in badges if b["left"] < 0 or b["right"] > vw or b["width"] <= 0]
+            report(len(badges) >= 10 and not outside,
+                   f"{len(badges) - len(outside)} of {len(badges)} history verdicts inside the {vw} px viewport"
+                   + (f" (first outside: {outside[0]})" if outside else ""))
+        elif check == "minibars-visible":
+            bars = [b for b in data["minibars"] if b]
+            empty = [b for b in bars if b["svg"] <= 0 or not b["bars"] or min(b["bars"]) <= 0]
+            widths = sorted(b["svg"] for b in bars)
+            report(len(bars) >= 10 and not empty,
+                   f"{len(bars) - len(empty)} of {len(bars)} mini-bar drawings with non-zero bars"
+                   + (f" (drawing widths {widths[0]:.0f}-{widths[-1]:.0f} px)" if widths else ""))
+        elif check == "verdict-visible":
+            items = data["headline"]
+            outside = [i for i in items if i["left"] < 0 or i["right"] > vw or i["width"] <= 0]
+            report(len(items) >= 3 and not outside,
+                   "headline, verdict and explanation inside the viewport: "
+                   + " | ".join(i["text"] for i in items[:2]))
+        elif check == "chart-text-readable":
+            heights = data["chartText"]
+            report(bool(heights) and min(heights) >= 9,
+                   f"{len(heights)} chart labels, smallest {min(heights) if heights else 0:.1f} px high (>= 9)")
+        elif check == "averages-visible":
+            widths = data["averages"]
+            report(len(widths) == 2 and min(widths) > 0, f"average-speed bars {[round(w) for w in widths]} px wide")
+        elif check == "tables-fit":
+            wide = [t for t in data["tables"] if t["scroll"] > t["client"] + 1]
+            report(not wide, f"{len(data['tables'])} tables fit their boxes"
+                   + (f" (overflowing: {wide})" if wide else ""))
+        else:
+            report(False, f"unknown check {check}")
+    return failures
+
+
+if __name__ == "__main__":
+    sys.exit(main())
