@@ -9,6 +9,8 @@ actor DemoLauncher: TestLauncher {
     private let store: any ResultStore
     private var nextHistoryCount: Int
     private var generator = DemoHistory(seed: 99)
+    /// The demo asks for consent once, in the browser, as `wehe dashboard` does before the first test.
+    private var consentGiven = false
 
     init(store: any ResultStore, nextHistoryCount: Int) {
         self.store = store
@@ -18,8 +20,23 @@ actor DemoLauncher: TestLauncher {
     nonisolated func availableTests() async throws -> [LaunchableTest] {
         DemoHistory.apps.map {
             LaunchableTest(
-                id: $0.id, name: $0.name, category: $0.category.rawValue.lowercased(), durationSeconds: $0.seconds)
+                id: $0.id, name: $0.name, category: $0.category.rawValue.lowercased(), durationSeconds: $0.seconds,
+                sizeMB: $0.isPort ? 10 : ($0.seconds * 0.9).rounded())
         }
+    }
+
+    func consentRequest() async throws -> ConsentRequest? {
+        consentGiven
+            ? nil
+            : ConsentRequest(
+                title: "Before you run a test",
+                text:
+                    "This demo only pretends to test: no traffic leaves this computer.\n\nA real Wehe test sends the recorded traffic of an app and a disguised copy to a Wehe server, and stores the speeds and your provider's name with an anonymous id."
+            )
+    }
+
+    func acceptConsent() async throws {
+        consentGiven = true
     }
 
     func runTest(id: String, progress: @escaping @Sendable (TestProgressEvent) -> Void) async throws -> TestKey {

@@ -40,14 +40,23 @@ package struct DashboardRunner: Service {
             group.addTask {
                 for await event in events { await registry.record(event, for: id) }
             }
-            let state: TestRun.State
-            do {
-                let key = try await launcher.runTest(id: run.test.id) { event in sink.yield(event) }
-                state = .finished(key)
-            } catch is CancellationError {
-                state = .failed("the test was cancelled")
-            } catch {
-                state = .failed(String(describing: error))
+            var state: TestRun.State = .failed("no test was run")
+            for (index, test) in run.tests.enumerated() {
+                await registry.startTest(index, for: id)
+                if run.tests.count > 1 {
+                    sink.yield(.message("\(index + 1)/\(run.tests.count): \(test.name)"))
+                }
+                do {
+                    let key = try await launcher.runTest(id: test.id) { event in sink.yield(event) }
+                    await registry.addResult(key, for: id)
+                    state = .finished(key)
+                } catch is CancellationError {
+                    state = .failed("the test was cancelled")
+                    break
+                } catch {
+                    state = .failed(String(describing: error))
+                    break
+                }
             }
             sink.finish()
             await group.waitForAll()

@@ -16,6 +16,35 @@ package protocol TestLauncher: Sendable {
     /// Throwing ends the run as failed; the error's description is shown to the person (escaped).
     /// Cancellation must be honoured.
     func runTest(id: String, progress: @escaping @Sendable (TestProgressEvent) -> Void) async throws -> TestKey
+
+    /// What the person must accept before the first test, or `nil` when consent was given already (or is not
+    /// asked here). The "new test" page shows it with a checkbox instead of failing the run.
+    func consentRequest() async throws -> ConsentRequest?
+
+    /// Records that the person accepted the consent text (the page's checkbox was ticked).
+    func acceptConsent() async throws
+}
+
+extension TestLauncher {
+    /// No consent asked.
+    package func consentRequest() async throws -> ConsentRequest? { nil }
+
+    /// Nothing to record.
+    package func acceptConsent() async throws {}
+}
+
+/// The consent text the "new test" page shows before the first test.
+package struct ConsentRequest: Sendable, Hashable {
+    /// Heading (`Before you run a test`).
+    package var title: String
+    /// The text, paragraphs separated by blank lines.
+    package var text: String
+
+    /// Creates a request.
+    package init(title: String, text: String) {
+        self.title = title
+        self.text = text
+    }
 }
 
 /// A test the "new test" page offers.
@@ -28,13 +57,16 @@ package struct LaunchableTest: Sendable, Hashable, Codable {
     package var category: String
     /// Nominal duration of one replay, seconds, when known.
     package var durationSeconds: Double?
+    /// Approximate data of one replay, MB, when known (the catalog's size); a test sends two replays.
+    package var sizeMB: Double?
 
     /// Creates an entry.
-    package init(id: String, name: String, category: String, durationSeconds: Double? = nil) {
+    package init(id: String, name: String, category: String, durationSeconds: Double? = nil, sizeMB: Double? = nil) {
         self.id = id
         self.name = name
         self.category = category
         self.durationSeconds = durationSeconds
+        self.sizeMB = sizeMB
     }
 }
 

@@ -36,8 +36,14 @@ package struct TestRun: Sendable, Hashable {
 
     /// The run's id (`run-1`, `run-2`…), unique while the dashboard runs.
     package var id: String
-    /// The test started.
-    package var test: LaunchableTest
+    /// The tests to run, one after the other (at least one).
+    package var tests: [LaunchableTest]
+    /// The first test (the run's name when it holds one test).
+    package var test: LaunchableTest { tests[0] }
+    /// Which of `tests` is running (index).
+    package var current: Int
+    /// The keys of the tests finished so far, in order.
+    package var results: [TestKey]
     /// When it was requested.
     package var requestedAt: Date
     /// Where it stands.
@@ -51,10 +57,18 @@ package struct TestRun: Sendable, Hashable {
     /// The latest throughput samples per role (bounded), for the live chart.
     package var samples: [ReplayRole: [(seconds: Double, mbps: Double)]]
 
-    /// Creates a queued run.
+    /// Creates a queued run of one test.
     package init(id: String, test: LaunchableTest, requestedAt: Date) {
+        self.init(id: id, tests: [test], requestedAt: requestedAt)
+    }
+
+    /// Creates a queued run of several tests (an empty list is not a run: give at least one).
+    package init(id: String, tests: [LaunchableTest], requestedAt: Date) {
+        precondition(!tests.isEmpty, "a run holds at least one test")
         self.id = id
-        self.test = test
+        self.tests = tests
+        self.current = 0
+        self.results = []
         self.requestedAt = requestedAt
         self.state = .queued
         self.phase = nil
@@ -65,7 +79,7 @@ package struct TestRun: Sendable, Hashable {
 
     package static func == (lhs: TestRun, rhs: TestRun) -> Bool {
         lhs.id == rhs.id && lhs.state == rhs.state && lhs.phase == rhs.phase && lhs.fraction == rhs.fraction
-            && lhs.messages == rhs.messages
+            && lhs.messages == rhs.messages && lhs.results == rhs.results && lhs.current == rhs.current
     }
 
     package func hash(into hasher: inout Hasher) {

@@ -1,6 +1,6 @@
 package import Foundation
 import WeheCore
-import WeheStore
+package import WeheStore
 
 /// A change to a run, delivered to the run page's event stream.
 package enum TestRunUpdate: Sendable, Hashable {
@@ -35,10 +35,18 @@ package actor TestRunRegistry {
     /// - Throws: `WeheWebError` `.tooManyRuns` while another run is queued or running (tests must not overlap:
     ///   they would share the link and disturb each other's throughput).
     package func enqueue(_ test: LaunchableTest, at date: Date) throws(WeheWebError) -> TestRun {
+        try enqueue([test], at: date)
+    }
+
+    /// Records a new run of several tests, run one after the other, and queues it.
+    /// - Throws: `WeheWebError` `.tooManyRuns` while another run is queued or running; `.invalidParameter` for
+    ///   an empty list.
+    package func enqueue(_ tests: [LaunchableTest], at date: Date) throws(WeheWebError) -> TestRun {
+        guard !tests.isEmpty else { throw WeheWebError(.invalidParameter, "choose a test to run") }
         if let active = order.compactMap({ runs[$0] }).first(where: { !$0.state.isTerminal }) {
             throw WeheWebError(.tooManyRuns, "a test (\(active.test.name)) is already running")
         }
-        let run = TestRun(id: "run-\(nextRun)", test: test, requestedAt: date)
+        let run = TestRun(id: "run-\(nextRun)", tests: tests, requestedAt: date)
         nextRun += 1
         runs[run.id] = run
         order.append(run.id)
@@ -60,7 +68,9 @@ package actor TestRunRegistry {
         case .phase(let phase):
             run.phase = phase
         case .fraction(let value):
-            if value.isFinite { run.fraction = min(1, max(run.fraction, value)) }
+            // The launcher reports each test's own progress; the run's is the share of all its tests.
+            let overall = (Double(run.current) + min(1, max(0, value))) / Double(run.tests.count)
+            if value.isFinite { run.fraction = min(1, max(run.fraction, overall)) }
         case .sample(let role, let seconds, let mbps):
             guard seconds.isFinite, mbps.isFinite, mbps >= 0 else { return }
             var list = run.samples[role] ?? []
@@ -73,6 +83,21 @@ package actor TestRunRegistry {
         }
         runs[id] = run
         broadcast(.progress(event), to: id)
+    }
+
+    /// Marks test `index` of a run as the one running (the next test of a run of several).
+    package func startTest(_ index: Int, for id: String) {
+        guard var run = runs[id], !run.state.isTerminal, run.tests.indices.contains(index) else { return }
+        run.current = index
+        run.phase = nil
+        runs[id] = run
+    }
+
+    /// Records the key under which one test of a run was stored.
+    package func addResult(_ key: TestKey, for id: String) {
+        guard var run = runs[id], !run.state.isTerminal else { return }
+        run.results.append(key)
+        runs[id] = run
     }
 
     /// Changes a run's state and forwards it; a terminal state ends the subscribers' streams.

@@ -16,16 +16,48 @@ extension Dashboard {
         }
     }
 
-    /// The "new test" page: the tests grouped by category as a form, and the recent runs.
+    /// The consent the launcher still needs, or `nil`.
+    func pendingConsent() async throws -> ConsentRequest? {
+        guard let launcher = configuration.launcher else { return nil }
+        do {
+            return try await launcher.consentRequest()
+        } catch {
+            throw WeheWebError(.launcherUnavailable, "The consent settings could not be read.", underlying: error)
+        }
+    }
+
+    /// What one test costs: about how long (two replays of the catalog duration) and how much data (two
+    /// replays of the catalog size), each `nil` when the catalog does not say.
+    func cost(of test: LaunchableTest, info: RequestInfo) -> String {
+        var parts: [String] = []
+        if let seconds = test.durationSeconds, seconds.isFinite, seconds > 0 {
+            parts.append(Self.duration(2 * seconds, info: info))
+        }
+        if let size = test.sizeMB, size.isFinite, size > 0 {
+            parts.append(info.strings.format("run_cost_data", ["mb": info.formatter.number(2 * size, digits: 0)]))
+        }
+        return parts.joined(separator: " · ")
+    }
+
+    /// "about 40 s", "about 3 min".
+    static func duration(_ seconds: Double, info: RequestInfo) -> String {
+        seconds < 90
+            ? info.strings.format("run_cost_seconds", ["s": String(Int(seconds.rounded()))])
+            : info.strings.format("run_cost_minutes", ["min": String(Int((seconds / 60).rounded()))])
+    }
+
+    /// The "new test" page: the tests grouped by category as a form (several may be ticked, each with its time
+    /// and data), the consent text when it was not given yet, and the recent runs.
     func runHTML(_ info: RequestInfo) async throws -> String {
         let strings = info.strings
         let base = configuration.personPath
         let tests = try await availableTests()
         var groups: [RunGroup] = []
         for test in tests {
+            let cost = cost(of: test, info: info)
             let option = RunOption(
                 id: test.id, name: test.name, initial: AppNames.initial(of: test.name),
-                hue: AppNames.hue(of: test.name) / 30, checked: false)
+                hue: AppNames.hue(of: test.name) / 30, checked: false, cost: cost, hasCost: !cost.isEmpty)
             if let index = groups.firstIndex(where: { $0.name == test.category }) {
                 groups[index].options.append(option)
             } else {
@@ -35,12 +67,21 @@ extension Dashboard {
         if !groups.isEmpty, !groups[0].options.isEmpty { groups[0].options[0].checked = true }
         let recent = await registry.allRuns().map { run in
             RunListItem(
-                href: base + "/run/" + run.id + "?lang=" + info.language.rawValue, name: run.test.name,
+                href: base + "/run/" + run.id + "?lang=" + info.language.rawValue,
+                name: run.tests.map(\.name).joined(separator: ", "),
                 state: stateText(run.state, strings: strings), date: info.formatter.dateTime(run.requestedAt))
         }
+        let consent = try await pendingConsent()
         let content = RunContent(
             available: configuration.launcher != nil && !tests.isEmpty, actionHref: base + "/run", groups: groups,
-            recent: recent, hasRecent: !recent.isEmpty, lang: info.language.rawValue)
+            recent: recent, hasRecent: !recent.isEmpty, lang: info.language.rawValue,
+            consent: consent.map {
+                ConsentView(
+                    title: $0.title,
+                    paragraphs: $0.text.components(separatedBy: "\n\n").map {
+                        $0.trimmingCharacters(in: .whitespacesAndNewlines)
+                    }.filter { !$0.isEmpty })
+            })
         let context = PageContext(
             chrome: Chrome(
                 info: info, title: strings["run_title"], basePath: base, operatorLinks: false, section: .run),
@@ -48,13 +89,14 @@ extension Dashboard {
         return try renderer.render("run", context)
     }
 
-    /// `POST /run` with the form field `test`: queues the run and redirects to its page (303).
+    /// `POST /run` with one or more form fields `test` (run one after the other) and, while the launcher still
+    /// needs it, `consent=yes`: records the consent, queues the run and redirects to its page (303).
     func startRun(_ request: Request) async -> Response {
         let info = RequestInfo(request: request, configuration: configuration)
         do {
             try checkHost(request, operatorPage: false)
             try checkOrigin(request)
-            guard configuration.launcher != nil else {
+            guard let launcher = configuration.launcher else {
                 throw WeheWebError(.launcherUnavailable, info.strings["run_unavailable"])
             }
             let body: ByteBuffer
@@ -64,15 +106,35 @@ extension Dashboard {
                 throw WeheWebError(.invalidParameter, "the form is too large")
             }
             let fields = RequestInfo.parseQuery(String(buffer: body))
-            guard let id = fields.last(where: { $0.name == "test" })?.value, !id.isEmpty else {
+            var ids: [String] = []
+            for field in fields where field.name == "test" && !field.value.isEmpty && !ids.contains(field.value) {
+                ids.append(field.value)
+            }
+            guard !ids.isEmpty else {
                 throw WeheWebError(.invalidParameter, "choose a test to run")
             }
-            guard let test = try await availableTests().first(where: { $0.id == id }) else {
-                throw WeheWebError(.invalidParameter, "there is no test called '\(id)'")
+            let available = try await availableTests()
+            var chosen: [LaunchableTest] = []
+            for id in ids {
+                guard let test = available.first(where: { $0.id == id }) else {
+                    throw WeheWebError(.invalidParameter, "there is no test called '\(id)'")
+                }
+                chosen.append(test)
             }
             let language =
                 fields.last(where: { $0.name == "lang" }).flatMap { Language.match($0.value) } ?? info.language
-            let run = try await registry.enqueue(test, at: configuration.now())
+            if try await pendingConsent() != nil {
+                guard fields.contains(where: { $0.name == "consent" && $0.value == "yes" }) else {
+                    throw WeheWebError(.invalidParameter, Strings(language)["run_consent_missing"])
+                }
+                do {
+                    try await launcher.acceptConsent()
+                } catch {
+                    throw WeheWebError(
+                        .launcherUnavailable, "The consent could not be recorded.", underlying: error)
+                }
+            }
+            let run = try await registry.enqueue(chosen, at: configuration.now())
             let location = configuration.personPath + "/run/" + run.id + "?lang=" + language.rawValue
             var headers = Self.baseHeaders(contentType: "text/plain; charset=utf-8")
             headers[.location] = location
@@ -81,6 +143,25 @@ extension Dashboard {
         } catch {
             return errorPage(translate(error, request: request), info: info, operatorPage: false)
         }
+    }
+
+    /// The verdicts of a run's finished tests, read back from the store, for its page.
+    func runResults(_ run: TestRun, info: RequestInfo) async -> [RunResultItem] {
+        var items: [RunResultItem] = []
+        for key in run.results {
+            let record = try? await configuration.store.test(key)
+            let app = record.map { names.displayName(ofReplay: $0.metadata.replayName) } ?? run.test.name
+            let provider = record?.metadata.provider ?? info.strings["unknown_provider"]
+            let summary = record?.mainAnalysis?.summary
+            items.append(
+                RunResultItem(
+                    href: testHref(key, info: info),
+                    headline: VerdictText.headline(of: summary, app: app, provider: provider, strings: info.strings),
+                    verdict: VerdictText(summary: summary, strings: info.strings),
+                    explanation: VerdictText.explanation(
+                        of: summary, app: app, strings: info.strings, formatter: info.formatter)))
+        }
+        return items
     }
 
     /// Refuses cross-site form posts: an `Origin` header, when present, must name the host the request went to.
@@ -127,14 +208,26 @@ extension Dashboard {
         var resultHref: String?
         if case .finished(let key) = run.state { resultHref = testHref(key, info: info) }
         let chart = liveChart(run, info: info)
-        let heading = strings.format("run_progress_title", ["app": run.test.name])
+        let heading = strings.format("run_progress_title", ["app": run.tests.map(\.name).joined(separator: ", ")])
+        let results = await runResults(run, info: info)
+        let totalSeconds = run.tests.compactMap(\.durationSeconds).reduce(0, +) * 2
+        let step =
+            run.tests.count > 1
+            ? strings.format(
+                "run_step",
+                [
+                    "k": String(min(run.current + 1, run.tests.count)), "n": String(run.tests.count),
+                    "name": run.tests[min(run.current, run.tests.count - 1)].name,
+                    "time": totalSeconds > 0 ? Self.duration(totalSeconds, info: info) : "–",
+                ]) : nil
         let content = RunProgressContent(
             id: run.id, heading: heading, stateName: run.state.name, stateText: stateText(run.state, strings: strings),
             percent: Int((run.fraction * 100).rounded()), fraction: String(format: "%.3f", run.fraction),
             phases: phases, messages: run.messages, resultHref: resultHref,
             eventsHref: base + "/run/" + run.id + "/events?lang=" + info.language.rawValue,
             chartHref: base + "/run/" + run.id + "/chart?lang=" + info.language.rawValue,
-            finished: run.state.isTerminal, liveChart: chart, lang: info.language.rawValue)
+            finished: run.state.isTerminal, liveChart: chart, lang: info.language.rawValue, results: results,
+            hasResults: !results.isEmpty, step: step)
         let context = PageContext(
             chrome: Chrome(
                 info: info, title: heading, basePath: base, operatorLinks: false, section: .run,

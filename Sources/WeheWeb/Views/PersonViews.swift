@@ -59,6 +59,9 @@ struct RunOption {
     var initial: String
     var hue: Int
     var checked: Bool
+    /// About how long and how much data (`about 40 s · about 20 MB`), empty when unknown.
+    var cost: String
+    var hasCost: Bool
 }
 
 /// A category of options.
@@ -83,6 +86,22 @@ struct RunContent {
     var recent: [RunListItem]
     var hasRecent: Bool
     var lang: String
+    /// The consent still to give, if any.
+    var consent: ConsentView?
+}
+
+/// The consent text shown on the "new test" page.
+struct ConsentView {
+    var title: String
+    var paragraphs: [String]
+}
+
+/// A finished test of a run, with what it found.
+struct RunResultItem {
+    var href: String
+    var headline: String
+    var verdict: VerdictText
+    var explanation: String
 }
 
 /// A phase in the run page's step list.
@@ -108,4 +127,9 @@ struct RunProgressContent {
     var finished: Bool
     var liveChart: String
     var lang: String
+    /// The verdicts of the tests finished so far.
+    var results: [RunResultItem]
+    var hasResults: Bool
+    /// "Test 2 of 3: YouTube" for a run of several tests.
+    var step: String?
 }

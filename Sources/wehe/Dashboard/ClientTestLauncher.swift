@@ -30,8 +30,20 @@ struct ClientTestLauncher: TestLauncher {
             LaunchableTest(
                 id: entry.id, name: entry.name,
                 category: entry.category.rawValue.lowercased().replacingOccurrences(of: "_", with: " "),
-                durationSeconds: entry.durationSeconds)
+                durationSeconds: entry.durationSeconds, sizeMB: entry.sizeMB)
         }
+    }
+
+    /// The consent text while consent was not given: the page asks for it with a checkbox.
+    func consentRequest() async throws -> ConsentRequest? {
+        try currentSettings().consentAccepted
+            ? nil : ConsentRequest(title: strings.consentTitle, text: strings.consentText)
+    }
+
+    /// Records the consent ticked on the page in the settings file, as `--accept-consent` does.
+    func acceptConsent() async throws {
+        var settings = try currentSettings()
+        try Consent.ensure(&settings, accept: true, strings: strings, directory: directory)
     }
 
     /// Runs one test to its end and returns the key it was stored under.

@@ -67,9 +67,11 @@
       bar.value = 1;
       phases.forEach(function (item) { item.className = "phase phase-done"; });
       if (data.href) { link.setAttribute("href", data.href); result.hidden = false; }
-      redraw();
+      // The server writes each test's verdict into the finished page: load it.
+      window.setTimeout(function () { window.location.reload(); }, 300);
     }
     if (data.state === "finished" || data.state === "failed") { source.close(); }
+    if (data.state === "failed") { window.setTimeout(function () { window.location.reload(); }, 300); }
   });
   source.onerror = function () {
     if (run.dataset.state === "finished" || run.dataset.state === "failed") { source.close(); }
