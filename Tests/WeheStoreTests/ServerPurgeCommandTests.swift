@@ -37,3 +37,50 @@ struct ServerPurgeCommandTests {
         }
     }
 }
+
+/// `wehe-server serve --retention-days` on the built binary: the running server purges its own database.
+@Suite("wehe-server serve --retention-days")
+struct ServeRetentionTests {
+    @Test("a server started with --retention-days 30 deletes the tests older than 30 days from its database")
+    func servePurgesAtStart() async throws {
+        try await StoreHarness.withTemporaryDirectory { directory in
+            let path = directory + "/results.sqlite"
+            let configuration = SQLStoreConfiguration(backend: .sqlite(SQLiteOptions(path: path)))
+            let seeded = try await SQLResultStore.open(configuration: configuration, logger: quietLogger)
+            var recent = Fixtures.test(user: "@recent02", count: 1, at: 0)
+            recent.metadata.startedAt = Date()
+            for index in recent.replays.indices { recent.replays[index].receivedAt = Date() }
+            try await seeded.save(tests: [Fixtures.test(count: 1, at: 0), recent])
+            await seeded.close()
+
+            let replays = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("Fixtures/replays").path
+            let process = Process()
+            process.executableURL = try DurabilityTests.serverBinary()
+            process.arguments = [
+                "serve", "--data", directory, "--replays", replays, "--bind", "127.0.0.1",
+                "--side-channel-port", "0", "--side-channel-plain-port", "off", "--analyzer-port", "off",
+                "--analyzer-plain-port", "off", "--ephemeral-replay-ports", "--retention-days", "30",
+                "--log-level", "warning",
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            defer {
+                if process.isRunning { process.terminate() }
+                process.waitUntilExit()
+            }
+            let reader = try await SQLResultStore.open(configuration: configuration, logger: quietLogger)
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: .seconds(30))
+            var old = try await reader.test(TestKey(userID: "@abc123xyz", historyCount: 1))
+            while old != nil, clock.now < deadline, process.isRunning {
+                try await Task.sleep(for: .milliseconds(50))
+                old = try await reader.test(TestKey(userID: "@abc123xyz", historyCount: 1))
+            }
+            #expect(old == nil)
+            #expect(try await reader.test(recent.key) != nil)
+            await reader.close()
+        }
+    }
+}
