@@ -119,8 +119,15 @@ final class ProgressRenderer: Sendable {
         write("\r\u{1B}[2K" + text)
     }
 
+    /// Writes a line, word-wrapped to 80 columns (continuation lines indented two more than the line).
     private func emit(_ line: String) {
-        write((live ? "\r\u{1B}[2K" : "") + line + "\n")
+        let indent = String(line.prefix(while: { $0 == " " }))
+        let text =
+            line.count > 80
+            ? indent
+                + Terminal.wrap(String(line.dropFirst(indent.count)), width: 80 - indent.count, indent: "  ")
+                .replacingOccurrences(of: "\n", with: "\n" + indent) : line
+        write((live ? "\r\u{1B}[2K" : "") + text + "\n")
     }
 
     private func write(_ text: String) {
