@@ -95,6 +95,8 @@ package struct ReplayServerConfiguration: Sendable {
     package var replayDirectory: String
     /// Directory whose disk is watched for admission (the database lives there).
     package var dataDirectory: String?
+    /// Writes the reference server's per-test files (M-Lab's spool) beside the database; `nil` writes none.
+    package var archive: ArchiveWriter?
     /// Address every listener binds to.
     package var bindAddress = "0.0.0.0"
     /// Side channel with TLS (published: 55556); `nil` disables it. 0 picks a free port.

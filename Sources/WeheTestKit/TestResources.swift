@@ -27,6 +27,13 @@ public enum TestResources {
     /// Whether the shared replays are present.
     public static var hasSharedReplays: Bool { access(sharedReplays + "/apps_list.json", R_OK) == 0 }
 
+    /// What the reference server (wehe-py3) wrote for a TCP test, a UDP test and a localization:
+    /// `../shared/reference/wehe-py3-archive` (its README describes the layout).
+    public static var referenceArchive: String { packageRoot + "/../shared/reference/wehe-py3-archive" }
+
+    /// Whether the reference archive is present.
+    public static var hasReferenceArchive: Bool { access(referenceArchive + "/datatypes/replayInfo1.json", R_OK) == 0 }
+
     /// The synthetic replay fixtures (Java/Android catalog format).
     public static var fixtureReplays: String { packageRoot + "/Fixtures/replays" }
 

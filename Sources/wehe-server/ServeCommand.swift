@@ -187,6 +187,17 @@ struct ServeCommand: AsyncParsableCommand {
         ))
     var retentionDays: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Also write the reference server's per-test files (M-Lab spool: replay/, replayInfo1/, clientXputs1/, "
+                + "decisions1/, localizeDecisions1/, datatypes/) into this directory (default: $WEHE_ARCHIVE; off)."
+        ))
+    var archive: String?
+
+    @Option(name: .long, help: "Prefix of the archive's measurementUUID (M-Lab's uuid prefix; default wehe).")
+    var archiveUUIDPrefix: String?
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String?
 
@@ -272,6 +283,11 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.lossSamplingPeriod = milliseconds == 0 ? nil : .milliseconds(milliseconds)
         }
         configuration.metricsRegistry = registry
+        if let path = archive ?? file.archive ?? ProcessInfo.processInfo.environment["WEHE_ARCHIVE"], !path.isEmpty {
+            configuration.archive = ArchiveWriter(
+                directory: path, uuidPrefix: archiveUUIDPrefix ?? file.archiveUUIDPrefix ?? "wehe", logger: logger)
+            logger.info("archive: writing the reference server's files", metadata: ["wehe.archive": "\(path)"])
+        }
         let ownCA = (dataDirectory as NSString).appendingPathComponent("certs/ca.crt")
         configuration.peerCACertificatePath =
             peerCA ?? file.peerCA ?? (FileManager.default.fileExists(atPath: ownCA) ? ownCA : nil)
@@ -485,6 +501,8 @@ struct FileSettings: Decodable {
     var fleetSecretFile: String?
     var peerTimeout: Double?
     var lossSamplingMs: Int?
+    var archive: String?
+    var archiveUUIDPrefix: String?
     var logLevel: String?
     var logFormat: String?
 

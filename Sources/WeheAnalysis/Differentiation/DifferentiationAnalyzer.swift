@@ -56,6 +56,18 @@ public struct DifferentiationAnalyzer: Sendable {
         return try analyze(original: original, control: control, using: &generator)
     }
 
+    /// Computes the analyzer's numbers with a generator seeded by `seed`; `summary(for:)` of the result equals
+    /// `analyze(original:control:seed:)`.
+    /// - Throws: as `analyze(original:control:using:)`.
+    public func statistics(
+        original: ThroughputSeries,
+        control: ThroughputSeries,
+        seed: UInt64
+    ) throws(WeheAnalysisError) -> TestStatistics {
+        var generator = SeededGenerator(seed: seed)
+        return try statistics(original: original, control: control, using: &generator)
+    }
+
     /// Computes the analyzer's numbers without applying a client rule.
     /// - Throws: as `analyze(original:control:using:)`.
     public func statistics<G: RandomNumberGenerator>(

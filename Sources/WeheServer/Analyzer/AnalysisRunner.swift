@@ -11,6 +11,8 @@ struct AnalysisRunner: Sendable {
     let configuration: DifferentiationConfiguration
     let now: @Sendable () -> Date
     let logger: Logger
+    /// The reference-format archive, if any (the decision files).
+    var archive: ArchiveWriter? = nil
 
     /// The stored analysis of a test, computing and storing it first when both replays are stored but no analysis
     /// is; `nil` when the test or one of its replays is missing.
@@ -21,14 +23,16 @@ struct AnalysisRunner: Sendable {
         }
         guard let original = record.replay(0), let compared = record.replay(comparedTestID) else { return nil }
         let analyzer = try DifferentiationAnalyzer(configuration: configuration)
-        let summary = try analyzer.analyze(
+        let statistics = try analyzer.statistics(
             original: original.samples,
             control: compared.samples,
             seed: Self.seed(test: test, comparedTestID: comparedTestID)
         )
+        let summary = analyzer.summary(for: statistics)
         let analysis = AnalysisRecord(
             test: test, comparedTestID: comparedTestID, summary: summary, analysedAt: now())
         try await store.save(analysis: analysis)
+        archive?.archive(decisionOf: test, comparedTestID: comparedTestID, statistics: statistics)
         logger.info(
             "test analysed",
             metadata: [

@@ -315,6 +315,10 @@ struct AnalyzerAPI: Sendable {
             summary: summary
         )
         try await store.save(localization: run)
+        context.configuration.archive?.archive(
+            localization: ArchiveWriter.Localization(
+                userID: userID, historyCounts: [h1, h2], singleHistoryCount: singleCount,
+                simultaneous: input.simultaneous.map { [$0.0, $0.1] }, single: singleSamples, summary: summary))
         return Answer(status: 200, body: #"{"success": true}"#)
     }
 

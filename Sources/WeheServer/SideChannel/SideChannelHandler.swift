@@ -168,10 +168,12 @@ struct SideChannelHandler {
         }
         // #5: mobile stats.
         var stats: MobileStats?
+        var statsJSON: JSONValue?
         let mobile = try await reader.nextText()
         if mobile == SideChannelMessage.willSendMobileStats {
             let body = try await reader.next()
             stats = try? MobileStats(parsing: body)
+            if stats != nil, context.configuration.archive != nil { statsJSON = try? JSONValue.parse(body) }
             if stats == nil { logger.notice("mobile stats unreadable, ignored") }
         } else if mobile != SideChannelMessage.noMobileStats {
             throw ReplayServerError(.protocolViolation, "expected NoMobileStats, got '\(mobile.prefix(40))'")
@@ -218,6 +220,11 @@ struct SideChannelHandler {
         deadline.cancel()
         // Persist before the OK.
         try await persist(session: session, samples: samples, clientDuration: clientDuration, stats: stats)
+        if let archive = context.configuration.archive {
+            let doneText = String(decoding: done.prefix(64), as: UTF8.self).dropFirst(5)
+            await archiveReplay(
+                archive, session: session, samples: samples, clientDurationText: String(doneText), stats: statsJSON)
+        }
         try? await notifier.send(SideChannelMessage.ok)
         logger.info(
             "replay completed",
@@ -248,6 +255,25 @@ struct SideChannelHandler {
         } else if let test = try? await context.configuration.store.test(session.key.test), test.replay(1) != nil {
             _ = try? await context.analysis.result(for: session.key.test, comparedTestID: 1)
         }
+    }
+
+    /// Hands the replay to the archive (after the database copy is stored; the archive writes on its own queue).
+    private func archiveReplay(
+        _ archive: ArchiveWriter, session: Session, samples: ThroughputSeries, clientDurationText: String,
+        stats: JSONValue?
+    ) async {
+        let declaration = session.declaration
+        let cookie = await SocketCookie.read(channel.channel)
+        archive.archive(
+            replay: ArchiveWriter.Replay(
+                userID: declaration.userID, historyCount: declaration.historyCount, testID: declaration.testID,
+                replayName: declaration.replayName, extraString: declaration.extraString,
+                clientAddress: session.peerAddress, clientVersion: declaration.clientVersion,
+                incomingTime: session.admittedAt,
+                serverDurationSeconds: context.configuration.now().timeIntervalSince(session.admittedAt),
+                clientDurationText: clientDurationText, mobileStats: stats,
+                measurementUUID: SocketCookie.measurementUUID(prefix: archive.uuidPrefix, cookie: cookie),
+                samples: samples))
     }
 
     private func persist(

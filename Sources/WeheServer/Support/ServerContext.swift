@@ -62,7 +62,8 @@ final class ServerContext: Sendable {
             store: configuration.store,
             configuration: configuration.analysis,
             now: configuration.now,
-            logger: configuration.logger
+            logger: configuration.logger,
+            archive: configuration.archive
         )
         self.filler = ByteBuffer(repeating: 0, count: 64 * 1024)
         let localizeRate = Double(configuration.localizeRequestsPerMinute)

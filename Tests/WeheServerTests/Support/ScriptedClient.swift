@@ -25,6 +25,8 @@ struct ScriptedClient {
     var source: String?
     var tls: NIOSSLContext?
     var samples = "[[1.5,2.5,3.5,4.0],[0.1,0.2,0.3,0.4]]"
+    /// The sending phase's duration the client reports (`DONE;<seconds>`).
+    var doneSeconds = "1.25"
     /// When set, the replay connection uses a small receive buffer and waits this long after each request
     /// before reading (a reader slower than the server's writes, as on a throttled path).
     var slowReader: Duration?
@@ -59,7 +61,7 @@ struct ScriptedClient {
                 outcome.received = try await Self.replayUDP(trace, port: endpoint.port, source: source, peer: &peer)
                 outcome.datagrams = outcome.received.count
             }
-            try await peer.send("DONE;1.25")
+            try await peer.send("DONE;\(doneSeconds)")
             try await peer.send(samples)
             outcome.okAfterSamples = try await peer.receiveReply()
             guard outcome.okAfterSamples != nil else { return outcome }
