@@ -16,6 +16,9 @@ CHECKs (each prints "ok: …" or "FAIL: …"; the exit status is the number of f
   chart-text-readable  visible chart tick and axis labels are at least 9 px high on screen
   averages-visible     the two average-speed bars are drawn with a width > 0
   tables-fit           no table is wider than its scrolling box (nothing hidden to the right)
+  no-console-errors    no uncaught exception, console.error or browser error (Content-Security-Policy refusals,
+                       failed loads other than /favicon.ico) while the page loaded; seen through the protocol's
+                       Runtime and Log events (Chromium 156's headless mode no longer writes them to its log)
 """
 import base64
 import json
@@ -128,11 +131,16 @@ def main():
         target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         browser.call("Page.enable", session=session)
+        browser.call("Runtime.enable", session=session)
+        browser.call("Log.enable", session=session)
         browser.call(
             "Emulation.setDeviceMetricsOverride",
             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}, session=session)
         browser.call("Page.navigate", {"url": url}, session=session)
         browser.wait_event("Page.loadEventFired")
+        # Let deferred scripts and their first timers run before measuring.
+        browser.call("Runtime.evaluate", {"expression": "new Promise(r => setTimeout(r, 300))", "awaitPromise": True},
+                     session=session)
         value = browser.call(
             "Runtime.evaluate", {"expression": MEASURE, "returnByValue": True}, session=session)["result"]["value"]
         data = json.loads(value)
@@ -147,6 +155,20 @@ def main():
             out.write(base64.b64decode(image))
     finally:
         browser.close()
+
+    errors = []
+    for event in browser.events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            details = params.get("exceptionDetails", {})
+            errors.append("exception: " + (details.get("exception", {}).get("description") or details.get("text", "")))
+        elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            errors.append("console.error: " + " ".join(str(a.get("value", a.get("description", "")))
+                                                      for a in params.get("args", [])))
+        elif method == "Log.entryAdded":
+            entry = params.get("entry", {})
+            if entry.get("level") == "error" and not entry.get("url", "").endswith("/favicon.ico"):
+                errors.append(f"{entry.get('source')}: {entry.get('text')} {entry.get('url', '')}".strip())
 
     failures = 0
 
@@ -189,6 +211,8 @@ def main():
             wide = [t for t in data["tables"] if t["scroll"] > t["client"] + 1]
             report(not wide, f"{len(data['tables'])} tables fit their boxes"
                    + (f" (overflowing: {wide})" if wide else ""))
+        elif check == "no-console-errors":
+            report(not errors, "no console errors" if not errors else "console errors: " + " | ".join(errors))
         else:
             report(False, f"unknown check {check}")
     return failures

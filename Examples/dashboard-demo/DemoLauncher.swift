@@ -21,7 +21,7 @@ actor DemoLauncher: TestLauncher {
         DemoHistory.apps.map {
             LaunchableTest(
                 id: $0.id, name: $0.name, category: $0.category.rawValue.lowercased(), durationSeconds: $0.seconds,
-                sizeMB: $0.isPort ? 10 : ($0.seconds * 0.9).rounded())
+                sizeMB: $0.isPort ? 10 : ($0.seconds * 6).rounded())
         }
     }
 

@@ -66,7 +66,7 @@ struct RunChoiceTests {
             let page = try await client.execute(uri: "/run", method: .get).text
             #expect(page.contains("<input type=\"checkbox\" name=\"test\" value=\"netflix\" checked>"))
             #expect(page.contains("<input type=\"checkbox\" name=\"test\" value=\"spotify\">"))
-            #expect(page.contains("<span class=\"cost\">about 16 s · about 20 MB</span>"))
+            #expect(page.contains("<span class=\"cost\">about 16 s · about 10 MB</span>"))
             #expect(page.contains("<span class=\"cost\">about 2 min</span>"))
             #expect(page.contains("Other</span></label>"))
             #expect(page.contains("<legend>Before you run a test</legend>"))

@@ -57,7 +57,7 @@ package struct LaunchableTest: Sendable, Hashable, Codable {
     package var category: String
     /// Nominal duration of one replay, seconds, when known.
     package var durationSeconds: Double?
-    /// Approximate data of one replay, MB, when known (the catalog's size); a test sends two replays.
+    /// Approximate data of the test, MB, when the catalog gives it (its informational `size`).
     package var sizeMB: Double?
 
     /// Creates an entry.

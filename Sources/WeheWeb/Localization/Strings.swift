@@ -125,7 +125,7 @@ package struct Strings: Sendable {
             "The tested port looks blocked: its traffic did not get through, while the control averaged {control} Mbit/s.",
         "run_title": "Run a new test",
         "run_intro":
-            "Pick one or more apps. Each test replays the app's traffic and a disguised copy of it, one after the other: the time and data shown are for both.",
+            "Pick one or more apps. Each test replays the app's traffic and a disguised copy of it, one after the other; the time and data shown are for the whole test (data as the app list gives it).",
         "run_unavailable": "Starting tests from the browser is not available here. Use the wehe command instead.",
         "run_start": "Start the test",
         "run_cost_seconds": "about {s} s",
@@ -335,7 +335,7 @@ package struct Strings: Sendable {
             "Le port testé semble bloqué : son trafic n'est pas passé, alors que le témoin a atteint en moyenne {control} Mbit/s.",
         "run_title": "Lancer un nouveau test",
         "run_intro":
-            "Choisissez une ou plusieurs applications. Chaque test rejoue le trafic de l'application puis une copie déguisée : la durée et les données indiquées valent pour les deux.",
+            "Choisissez une ou plusieurs applications. Chaque test rejoue le trafic de l'application puis une copie déguisée ; la durée et les données indiquées valent pour tout le test (données selon la liste des applications).",
         "run_unavailable":
             "Il n'est pas possible de lancer un test depuis le navigateur ici. Utilisez la commande wehe.",
         "run_start": "Lancer le test",

@@ -26,15 +26,16 @@ extension Dashboard {
         }
     }
 
-    /// What one test costs: about how long (two replays of the catalog duration) and how much data (two
-    /// replays of the catalog size), each `nil` when the catalog does not say.
+    /// What one test costs: about how long (two replays of the catalog's duration, one after the other) and how
+    /// much data (the catalog's size, which the published catalogs give for the whole test); each part left out
+    /// when the catalog does not say.
     func cost(of test: LaunchableTest, info: RequestInfo) -> String {
         var parts: [String] = []
         if let seconds = test.durationSeconds, seconds.isFinite, seconds > 0 {
             parts.append(Self.duration(2 * seconds, info: info))
         }
         if let size = test.sizeMB, size.isFinite, size > 0 {
-            parts.append(info.strings.format("run_cost_data", ["mb": info.formatter.number(2 * size, digits: 0)]))
+            parts.append(info.strings.format("run_cost_data", ["mb": info.formatter.number(size, digits: 0)]))
         }
         return parts.joined(separator: " · ")
     }
