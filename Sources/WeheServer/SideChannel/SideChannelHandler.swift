@@ -50,9 +50,10 @@ struct SideChannelHandler {
                 declaration = parsed
                 logger[metadataKey: "wehe.test"] = "\(parsed.replayKey)"
                 logger[metadataKey: "wehe.replay.name"] = "\(parsed.replayName)"
-                try Self.checkChangeSpec(try await reader.next())
+                let replay = try await changedReplay(
+                    named: parsed.replayName, changeSpec: try await reader.next(), notifier: notifier, logger: logger)
                 firstDeadline.cancel()
-                session = try await admit(parsed, peer: peer, notifier: notifier, logger: logger)
+                session = try await admit(parsed, replay: replay, peer: peer, notifier: notifier, logger: logger)
                 guard let session else { return }
                 let watchdog = nioChannel.eventLoop.scheduleTask(in: .init(limits.sessionMaximumDuration)) {
                     session.terminate(reason: "session exceeded \(limits.sessionMaximumDuration)")
@@ -71,22 +72,31 @@ struct SideChannelHandler {
         }
     }
 
-    /// The change spec must be a JSON array of three values; anything but the no-change spec is recorded and
-    /// ignored (the server does not alter response packets).
-    static func checkChangeSpec(_ body: [UInt8]) throws {
-        let value: JSONValue
+    /// The declared replay with the change spec applied (protocol.md 5.2 #2, `ServerPacketChange`). A spec that does
+    /// not parse or does not fit the replay's server packets is refused with `0;5;<why>` and the connection closed.
+    private func changedReplay(
+        named name: String, changeSpec body: [UInt8], notifier: SideChannelNotifier, logger: Logger
+    ) async throws -> LoadedReplay? {
+        let replay = context.catalogue.replay(named: name)
         do {
-            value = try JSONValue.parse(body)
+            guard let change = try ServerPacketChange.parse(body), let replay else { return replay }
+            let changed = try replay.applying(change)
+            logger.info(
+                "change spec applied",
+                metadata: ["wehe.change": "S_\(change.packetNumber) \(change.action.name)"])
+            return changed
         } catch {
-            throw ReplayServerError(.protocolViolation, "change spec is not JSON: \(error.message)", underlying: error)
-        }
-        guard case .array(let items) = value, items.count == 3 else {
-            throw ReplayServerError(.protocolViolation, "change spec must be a JSON array of three values")
+            let reason = error.message.replacingOccurrences(of: "\n", with: " ")
+            try? await notifier.send(
+                PermissionReply.denied(.changeSpecRefused, sampleCount: nil).body + ";" + reason)
+            context.metrics.admission("denied-\(PermissionReply.DenialReason.changeSpecRefused.rawValue)")
+            throw ReplayServerError(.protocolViolation, "change spec refused: \(reason)", underlying: error)
         }
     }
 
     private func admit(
         _ declaration: IDDeclaration,
+        replay: LoadedReplay?,
         peer: String,
         notifier: SideChannelNotifier,
         logger: Logger
@@ -95,7 +105,7 @@ struct SideChannelHandler {
         let decision = await context.registry.admit(
             declaration: declaration,
             peerAddress: peer,
-            replay: context.catalogue.replay(named: declaration.replayName),
+            replay: replay,
             resourcesAvailable: shortage == nil,
             notifier: notifier,
             now: context.configuration.now()

@@ -15,6 +15,9 @@ public enum PermissionReply: Sendable, Hashable {
         case lowResources = 3
         /// `0;4`: the server could not determine its resources (used by a third-party client; no published server).
         case resourcesUnknown = 4
+        /// `0;5;<why>`: the server refused the change spec (a DPI probe naming a packet or region the replay does
+        /// not have, or an unknown action); the reason text follows (our server; no published server sends it).
+        case changeSpecRefused = 5
 
         /// A sentence for people.
         public var explanation: String {
@@ -23,6 +26,7 @@ public enum PermissionReply: Sendable, Hashable {
             case .addressBusy: "another test from your network address is running on the server"
             case .lowResources: "the server is low on resources; try again later"
             case .resourcesUnknown: "the server could not check its resources"
+            case .changeSpecRefused: "the server refused the requested packet change"
             }
         }
     }
