@@ -48,6 +48,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Flag(help: "Drop the last sample of each file first, as the server does with client uploads.")
     var dropLast = false
 
+    @Option(name: .customLong("lang"), help: "Language of the text output: en or fr (default: the locale).")
+    var language: String?
+
     func run() async throws {
         let verdictRules = VerdictRules(
             ruleSet: rules == .ios ? .ios : .android, customAreaThreshold: areaThreshold,
@@ -67,13 +70,49 @@ struct AnalyzeCommand: AsyncParsableCommand {
             let report = AnalysisReport(
                 summary: summary, originalSamples: max(0, originalSeries.count - trimmed),
                 controlSamples: max(0, controlSeries.count - trimmed))
+            let strings = Strings.select(language)
             if json {
                 print(String(decoding: report.jsonData(), as: UTF8.self))
+            } else if strings.language == .fr {
+                print(
+                    Self.frenchText(
+                        summary, originalSamples: report.originalSamples, controlSamples: report.controlSamples,
+                        strings: strings))
             } else {
                 print(report.text)
             }
         } catch {
             throw CLIError(code: error.code == .unreadableFile ? .missingInput : .invalidInput, error.message).exit()
         }
+    }
+
+    /// The text report in French, with French number formatting.
+    static func frenchText(_ summary: AnalysisSummary, originalSamples: Int, controlSamples: Int, strings: Strings)
+        -> String
+    {
+        func number(_ value: Double, _ digits: Int) -> String {
+            Terminal.format(value, decimals: digits, language: .fr)
+        }
+        var verdict: String
+        switch summary.verdict {
+        case .differentiation:
+            verdict =
+                "Différenciation détectée" + (summary.direction.map { " (\(strings.direction($0.rawValue)))" } ?? "")
+        case .noDifferentiation: verdict = "Pas de différenciation"
+        case .blocked: verdict = "Bloqué"
+        case .inconclusive:
+            verdict = "Résultats non concluants"
+            if summary.insufficientDataReason != nil {
+                verdict += " - trop peu de mesures (il faut au moins 10 débits positifs par rejeu)"
+            }
+        }
+        return [
+            verdict,
+            "original : \(number(summary.originalMeanMbps, 1)) Mbit/s en moyenne sur \(originalSamples) mesures",
+            "contrôle : \(number(summary.controlMeanMbps, 1)) Mbit/s en moyenne sur \(controlSamples) mesures",
+            "test d'aire \(number(summary.areaTest, 4)) (seuil \(number(summary.thresholds.area, 2))), KS D "
+                + "\(number(summary.ksStatistic, 4)) p \(Terminal.pValue(summary.ksPValue, language: .fr)) (seuil "
+                + "\(number(summary.thresholds.ksPValue, 2))), règle \(summary.thresholds.ruleSet)",
+        ].joined(separator: "\n")
     }
 }

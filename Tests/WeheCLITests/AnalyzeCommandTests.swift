@@ -32,8 +32,11 @@ struct AnalyzeCommandTests {
         #expect(json.status == 0)
         #expect(json.stdout.contains("\"inconclusive\""))
         #expect(json.stdout.contains("too few measurements"))
-        let text = try CommandRunner.run("wehe", ["analyze", two, two])
+        let text = try CommandRunner.run("wehe", ["analyze", two, two, "--lang", "en"])
         #expect(text.stdout.hasPrefix("Results inconclusive - too few measurements"))
+        let french = try CommandRunner.run("wehe", ["analyze", two, two, "--lang", "fr"])
+        #expect(french.stdout.hasPrefix("Résultats non concluants - trop peu de mesures"), "\(french.stdout)")
+        #expect(french.stdout.contains("5,1 Mbit/s"), "\(french.stdout)")
     }
 
     @Test("similar samples give no differentiation; bad files give exit 1 and 3")
