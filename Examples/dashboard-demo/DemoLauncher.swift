@@ -20,7 +20,9 @@ actor DemoLauncher: TestLauncher {
     nonisolated func availableTests() async throws -> [LaunchableTest] {
         DemoHistory.apps.map {
             LaunchableTest(
-                id: $0.id, name: $0.name, category: $0.category.rawValue.lowercased(), durationSeconds: $0.seconds,
+                id: $0.id, name: $0.name,
+                category: $0.category.rawValue.lowercased().replacingOccurrences(of: "_", with: " "),
+                durationSeconds: $0.seconds,
                 sizeMB: $0.isPort ? 10 : ($0.seconds * 6).rounded())
         }
     }

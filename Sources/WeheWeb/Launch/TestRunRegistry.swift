@@ -90,6 +90,8 @@ package actor TestRunRegistry {
         guard var run = runs[id], !run.state.isTerminal, run.tests.indices.contains(index) else { return }
         run.current = index
         run.phase = nil
+        // The live chart shows the test that is running.
+        if index > 0 { run.samples = [:] }
         runs[id] = run
     }
 

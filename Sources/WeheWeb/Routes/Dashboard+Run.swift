@@ -228,7 +228,7 @@ extension Dashboard {
             eventsHref: base + "/run/" + run.id + "/events?lang=" + info.language.rawValue,
             chartHref: base + "/run/" + run.id + "/chart?lang=" + info.language.rawValue,
             finished: run.state.isTerminal, liveChart: chart, lang: info.language.rawValue, results: results,
-            hasResults: !results.isEmpty, step: step)
+            hasResults: !results.isEmpty, showResultLink: resultHref != nil && results.isEmpty, step: step)
         let context = PageContext(
             chrome: Chrome(
                 info: info, title: heading, basePath: base, operatorLinks: false, section: .run,

@@ -130,6 +130,8 @@ struct RunProgressContent {
     /// The verdicts of the tests finished so far.
     var results: [RunResultItem]
     var hasResults: Bool
+    /// The "see the result" button, when the results are not listed on the page.
+    var showResultLink: Bool
     /// "Test 2 of 3: YouTube" for a run of several tests.
     var step: String?
 }
