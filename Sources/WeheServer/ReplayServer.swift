@@ -101,6 +101,9 @@ package final class ReplayServer: Service, Sendable {
         let limits = configuration.limits
 
         // Bind the replay listeners first: the port map names their ports.
+        let pcapDirectory = configuration.pcapDirectory
+        let pcapMaximumBytes = configuration.pcapMaximumBytes
+        let pcapLogger = configuration.logger
         var tcpListeners: [(recorded: Int, channel: AcceptChannel)] = []
         var udpListeners: [(recorded: Int, channel: DatagramChannel)] = []
         var sideListeners: [(secure: Bool, channel: AcceptChannel)] = []
@@ -115,6 +118,13 @@ package final class ReplayServer: Service, Sendable {
                     try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
                     try channel.pipeline.syncOperations.addHandlers(
                         IdleStateHandler(readTimeout: TimeAmount(limits.replayIdleTimeout)), CloseOnIdleHandler())
+                    if let pcap = pcapDirectory,
+                        let capture = PacketCapture(directory: pcap, maximumBytes: pcapMaximumBytes, logger: pcapLogger)
+                    {
+                        try channel.pipeline.syncOperations.addHandler(capture.handler(), position: .first)
+                        try channel.pipeline.syncOperations.addHandler(PacketCaptureTag(capture))
+                        channel.closeFuture.whenComplete { _ in capture.finish() }
+                    }
                 }
                 tcpListeners.append((recorded, channel))
                 ports.tcp[recorded] = channel.channel.localAddress?.port ?? 0

@@ -97,6 +97,10 @@ package struct ReplayServerConfiguration: Sendable {
     package var dataDirectory: String?
     /// Writes the reference server's per-test files (M-Lab's spool) beside the database; `nil` writes none.
     package var archive: ArchiveWriter?
+    /// Writes the server side of each TCP replay connection as a pcap below this directory (`--pcap`); `nil` none.
+    package var pcapDirectory: String?
+    /// Largest pcap file per replay connection, bytes (records beyond it are left out).
+    package var pcapMaximumBytes = 64 * 1024 * 1024
     /// Address every listener binds to.
     package var bindAddress = "0.0.0.0"
     /// Side channel with TLS (published: 55556); `nil` disables it. 0 picks a free port.

@@ -198,6 +198,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Prefix of the archive's measurementUUID (M-Lab's uuid prefix; default wehe).")
     var archiveUUIDPrefix: String?
 
+    @Option(
+        name: .long,
+        help:
+            "Write the server side of each TCP replay connection as a pcap below this directory (no root needed; off)."
+    )
+    var pcap: String?
+
+    @Option(name: .long, help: "Largest pcap file per replay connection in bytes (default 67108864).")
+    var pcapMaxBytes: Int?
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String?
 
@@ -287,6 +297,11 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.archive = ArchiveWriter(
                 directory: path, uuidPrefix: archiveUUIDPrefix ?? file.archiveUUIDPrefix ?? "wehe", logger: logger)
             logger.info("archive: writing the reference server's files", metadata: ["wehe.archive": "\(path)"])
+        }
+        configuration.pcapDirectory = pcap ?? file.pcap ?? ProcessInfo.processInfo.environment["WEHE_PCAP"]
+        if let bytes = pcapMaxBytes ?? file.pcapMaxBytes {
+            guard bytes >= 1024 else { throw ValidationError("--pcap-max-bytes must be at least 1024") }
+            configuration.pcapMaximumBytes = bytes
         }
         let ownCA = (dataDirectory as NSString).appendingPathComponent("certs/ca.crt")
         configuration.peerCACertificatePath =
@@ -503,6 +518,8 @@ struct FileSettings: Decodable {
     var lossSamplingMs: Int?
     var archive: String?
     var archiveUUIDPrefix: String?
+    var pcap: String?
+    var pcapMaxBytes: Int?
     var logLevel: String?
     var logFormat: String?
 

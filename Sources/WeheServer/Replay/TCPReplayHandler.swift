@@ -55,6 +55,16 @@ struct TCPReplayHandler {
                     throw ReplayServerError(.unknownClient, "replay connection from an address without a session")
                 }
                 session = claimed
+                if context.configuration.pcapDirectory != nil,
+                    let tag = try? await nioChannel.pipeline.handler(type: PacketCaptureTag.self).get()
+                {
+                    let declaration = claimed.declaration
+                    tag.capture.name(
+                        PacketCapture.relativePath(
+                            userID: declaration.userID, replayName: declaration.replayName,
+                            extraString: declaration.extraString, historyCount: declaration.historyCount,
+                            testID: declaration.testID, day: ArchiveWriter.dayPath(context.configuration.now())))
+                }
                 logger[metadataKey: "wehe.test"] = "\(claimed.key)"
                 logger[metadataKey: "wehe.replay.name"] = "\(claimed.replay.name)"
                 let timing = try await replay(
