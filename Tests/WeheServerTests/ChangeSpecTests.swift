@@ -190,13 +190,15 @@ struct ChangeSpecTests {
             expected += (0..<80_000).map { Self.recorded($0, group: 2) }
             for index in 120_100..<120_300 { expected[index] = ~expected[index] }
             #expect(probe.response.count == expected.count)
-            #expect(probe.response == expected)
+            let wrong = expected.indices.filter { $0 < probe.response.count && probe.response[$0] != expected[$0] }
+            #expect(wrong.isEmpty, "\(wrong.count) bytes differ, first at \(wrong.first ?? -1)")
             // Without a change spec the same replay sends the recorded bytes.
             #expect(try await server.waitForSessions(atMost: 0))
             let plain = try await DPIProbeClient.run(trace, changeSpec: "[-1, null, null]", server: server)
             #expect(plain.response.count == 400_000)
             #expect(plain.response[120_100] == Self.recorded(100, group: 1))
-            #expect(Array(plain.response[120_099..<120_301]) != Array(probe.response[120_099..<120_301]))
+            let differing = (120_099..<120_301).filter { plain.response[$0] != probe.response[$0] }
+            #expect(differing == Array(120_100..<120_300))
         }
     }
 
@@ -208,7 +210,7 @@ struct ChangeSpecTests {
             #expect(probe.grant == "1;127.0.0.1;100")
             #expect(probe.response.count == 400_000)
             let inverted = probe.response.indices.filter { probe.response[$0] != 0 }
-            #expect(inverted == Array(120_010..<120_050))
+            #expect(inverted.count == 40 && inverted.first == 120_010 && inverted.last == 120_049)
             #expect(inverted.allSatisfy { probe.response[$0] == 0xFF })
         }
     }
@@ -227,7 +229,8 @@ struct ChangeSpecTests {
             let refused = try await DPIProbeClient.run(trace, changeSpec: spec, server: server)
             #expect(refused.grant.hasPrefix("0;5;"), "\(refused.grant)")
             #expect(refused.grant.contains(reason), "\(refused.grant)")
-            #expect(refused.closedAfterRefusal)
+            let closed = refused.closedAfterRefusal
+            #expect(closed)
             #expect(
                 try PermissionReply(parsing: Array(refused.grant.utf8)) == .denied(.changeSpecRefused, sampleCount: nil)
             )
