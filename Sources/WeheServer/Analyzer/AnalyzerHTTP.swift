@@ -72,6 +72,15 @@ enum AnalyzerHTTP {
         }
         router.get("/Results", use: handler)
         router.post("/Results", use: handler)
+        // Liveness and readiness (a fleet's orchestrator): 200 while serving, 503 once draining for shutdown.
+        router.get("/healthz") { _, _ -> Response in
+            let draining = api.context.isDraining
+            return Response(
+                status: draining ? .serviceUnavailable : .ok,
+                headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status": "\#(draining ? "draining" : "ok")"}"#))
+            )
+        }
         if let metrics {
             router.get("/metrics") { _, _ -> Response in
                 Response(
