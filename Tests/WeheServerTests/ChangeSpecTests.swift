@@ -215,6 +215,27 @@ struct ChangeSpecTests {
         }
     }
 
+    @Test("UDP: the server sends the named datagram with its region inverted and the others unchanged")
+    func udpReplayInverted() async throws {
+        let trace = try SideChannelTests.fixture("TinyCall_11212026.pcap_client_all.json")
+        let replay = try #require(try Self.catalogue().replay(named: trace.name))
+        let schedule = replay.udpSchedule(for: try #require(replay.server.udpFlows.first))
+        let payloads = schedule.map(\.payload).filter { !$0.isEmpty }
+        #expect(payloads.count >= 2 && Set(payloads).count == payloads.count)
+        let altered = payloads[1].enumerated().map { $0.offset < 4 ? ~$0.element : $0.element }
+        try await ServerHarness.run { server in
+            let received = try await DPIProbeClient.runUDP(
+                trace, changeSpec: "[2, \"ReplaceI\", [0, 4]]", server: server)
+            // Empty datagrams are sent too (they are not numbered); S_2 is the second non-empty one.
+            var expected = schedule.map { DatagramReceipt.digest($0.payload) }
+            let second = try #require(schedule.indices.filter { !schedule[$0].payload.isEmpty }.dropFirst().first)
+            expected[second] = DatagramReceipt.digest(altered)
+            #expect(received.count == expected.count)
+            #expect(received.sorted() == expected.sorted())
+            #expect(!received.contains(DatagramReceipt.digest(payloads[1])))
+        }
+    }
+
     @Test(
         "a bad change spec is refused on the side channel with 0;5 and a reason, logged, and the server keeps serving",
         arguments: [
@@ -287,6 +308,32 @@ enum DPIProbeClient {
             try await peer.send("Result;No")
             _ = try await peer.receiveReply()
             return outcome
+        }
+    }
+
+    /// One UDP replay with a change spec; returns the digests of the datagrams received.
+    static func runUDP(_ trace: ReplayTrace, changeSpec: String, server: ServerHarness.Running) async throws
+        -> [UInt32]
+    {
+        let connection = try await RawConnection.connect(port: server.ports.sideChannelPlain ?? 0)
+        return try await connection.channel.executeThenClose { inbound, outbound in
+            var peer = FramedPeer(inbound, outbound)
+            try await peer.send("@dpiprobe2;0;\(trace.name);0;1;False;127.0.0.1;3.3")
+            try await peer.send(changeSpec)
+            let grant = try await peer.receive() ?? "<closed>"
+            try #require(grant.hasPrefix("1;"), "\(grant)")
+            try await peer.send("NoIperf")
+            try await peer.send("NoMobileStats")
+            let map = try PortMap(parsing: Array(try #require(try await peer.receive()).utf8))
+            _ = try await peer.receive()
+            let flow = try #require(trace.flows.first)
+            let endpoint = try #require(
+                map.endpoint(udp: true, serverAddress: flow.serverAddress, serverPort: flow.serverPort))
+            let received = try await ScriptedClient.replayUDP(trace, port: endpoint.port, source: nil, peer: &peer)
+            try await peer.send("DONE;1.0")
+            try await peer.send("[[1.0,2.0],[0.1,0.2]]")
+            _ = try await peer.receiveReply()
+            return received
         }
     }
 
