@@ -29,6 +29,18 @@ package final class ConnectionLimiter: Sendable {
         var total = 0
         var byPool: [Pool: Int] = [:]
         var byAddress: [String: Int] = [:]
+        var nextTicket: UInt64 = 1
+        /// Connections with a ticket whose slot is still held.
+        var live: Set<UInt64> = []
+        /// Per pool, oldest first: connections that have not yet sent a complete request, with their close.
+        var waiting: [Pool: [(id: UInt64, address: String, close: @Sendable () -> Void)]] = [:]
+    }
+
+    /// The slot of one connection taken with `admit`; released once with `release(_:)`.
+    package struct Ticket: Sendable, Hashable {
+        let id: UInt64
+        let address: String
+        let pool: Pool
     }
 
     private let counts = Mutex(Counts())
@@ -57,6 +69,57 @@ package final class ConnectionLimiter: Sendable {
             counts.byPool[pool] = forPool + 1
             counts.byAddress[address] = forAddress + 1
             return true
+        }
+    }
+
+    /// Takes a slot for a connection that may be evicted while it is waiting (it has not sent a complete request):
+    /// when the pool or the budget is full, the oldest waiting connection of the pool is closed and its slot goes to
+    /// this one, so connections that hold a slot without ever asking anything cannot keep real requests out. `nil`
+    /// when the per-address cap is reached or nothing can be evicted (nothing taken).
+    package func admit(address: String, pool: Pool, close: @escaping @Sendable () -> Void) -> Ticket? {
+        let share = share(pool)
+        var evicted: (@Sendable () -> Void)?
+        let ticket: Ticket? = counts.withLock { counts in
+            let forAddress = counts.byAddress[address, default: 0]
+            guard forAddress < maximumPerAddress else { return nil }
+            if counts.total >= maximum || counts.byPool[pool, default: 0] >= share {
+                guard var queue = counts.waiting[pool], !queue.isEmpty else { return nil }
+                let oldest = queue.removeFirst()
+                counts.waiting[pool] = queue
+                counts.live.remove(oldest.id)
+                counts.total -= 1
+                counts.byPool[pool, default: 1] -= 1
+                let left = counts.byAddress[oldest.address, default: 1] - 1
+                counts.byAddress[oldest.address] = left > 0 ? left : nil
+                evicted = oldest.close
+            }
+            let ticket = Ticket(id: counts.nextTicket, address: address, pool: pool)
+            counts.nextTicket += 1
+            counts.total += 1
+            counts.byPool[pool, default: 0] += 1
+            counts.byAddress[address, default: 0] += 1
+            counts.live.insert(ticket.id)
+            counts.waiting[pool, default: []].append((ticket.id, address, close))
+            return ticket
+        }
+        evicted?()
+        return ticket
+    }
+
+    /// The connection sent a complete request: it is no longer evicted for others.
+    package func established(_ ticket: Ticket) {
+        counts.withLock { counts in counts.waiting[ticket.pool]?.removeAll { $0.id == ticket.id } }
+    }
+
+    /// Returns the slot of a ticket (nothing when it was already given to another connection by eviction).
+    package func release(_ ticket: Ticket) {
+        counts.withLock { counts in
+            counts.waiting[ticket.pool]?.removeAll { $0.id == ticket.id }
+            guard counts.live.remove(ticket.id) != nil else { return }
+            counts.total -= 1
+            counts.byPool[ticket.pool, default: 1] -= 1
+            let left = counts.byAddress[ticket.address, default: 1] - 1
+            counts.byAddress[ticket.address] = left > 0 ? left : nil
         }
     }
 

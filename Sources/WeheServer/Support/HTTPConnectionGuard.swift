@@ -82,7 +82,7 @@ private struct GuardedHTTPChannel: ServerChildChannel {
 private final class FrontGuardHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     let bounds: HTTPConnectionGuard
-    private var address: String?
+    private var ticket: ConnectionLimiter.Ticket?
     private var firstByte: Scheduled<Void>?
     private var started = false
 
@@ -101,7 +101,11 @@ private final class FrontGuardHandler: ChannelInboundHandler, RemovableChannelHa
         guard !started else { return }
         started = true
         let peer = AddressText.normalized(context.channel.remoteAddress?.ipAddress ?? "unknown")
-        guard bounds.limiter.acquire(address: peer, pool: bounds.pool) else {
+        let channel = context.channel
+        // Until its first complete request, the connection may be evicted for a newer one when the share is full.
+        guard
+            let ticket = bounds.limiter.admit(address: peer, pool: bounds.pool, close: { channel.close(promise: nil) })
+        else {
             bounds.logger.notice(
                 "connection refused: connection budget reached",
                 metadata: [
@@ -111,14 +115,18 @@ private final class FrontGuardHandler: ChannelInboundHandler, RemovableChannelHa
             context.close(promise: nil)
             return
         }
-        address = peer
-        let channel = context.channel
+        self.ticket = ticket
         let logger = bounds.logger
         let pool = bounds.pool
         firstByte = context.eventLoop.scheduleTask(in: TimeAmount(bounds.firstByteTimeout)) {
             logger.debug("connection closed: no first byte in time", metadata: ["wehe.channel": "\(pool.rawValue)"])
             channel.close(promise: nil)
         }
+    }
+
+    /// The connection sent a complete request: it keeps its slot.
+    func established() {
+        if let ticket { bounds.limiter.established(ticket) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -137,9 +145,9 @@ private final class FrontGuardHandler: ChannelInboundHandler, RemovableChannelHa
     private func release() {
         firstByte?.cancel()
         firstByte = nil
-        if let address {
-            bounds.limiter.release(address: address, pool: bounds.pool)
-            self.address = nil
+        if let ticket {
+            bounds.limiter.release(ticket)
+            self.ticket = nil
         }
     }
 }
@@ -153,6 +161,7 @@ private final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
     typealias OutboundOut = HTTPServerResponsePart
     let bounds: HTTPConnectionGuard
     private var deadline: Scheduled<Void>?
+    private var established = false
 
     init(bounds: HTTPConnectionGuard) { self.bounds = bounds }
 
@@ -179,6 +188,10 @@ private final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
         if case .end = unwrapInboundIn(data) {
             deadline?.cancel()
             deadline = nil
+            if !established, let front = try? context.pipeline.syncOperations.handler(type: FrontGuardHandler.self) {
+                established = true
+                front.established()
+            }
         }
         context.fireChannelRead(data)
     }
