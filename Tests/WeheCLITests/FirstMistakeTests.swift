@@ -38,4 +38,27 @@ struct FirstMistakeTests {
         #expect(cleared.status == 0)
         #expect(!(try CommandRunner.run("wehe", ["settings", "--data-dir", data]).stdout.contains(pem)))
     }
+
+    @Test("errors and settings follow --lang fr: a French lead, then the detail")
+    func frenchErrors() throws {
+        let data = TestResources.temporaryDirectory("wehe-french")
+        let refused = try CommandRunner.run(
+            "wehe",
+            [
+                "run", "tinyweb", "--replays", TestResources.fixtureReplays, "--data-dir", data, "--accept-consent",
+                "--server", "127.0.0.1", "--side-channel-port", "9", "--lang", "fr",
+            ])
+        #expect(refused.status == 5)
+        #expect(refused.stderr.hasPrefix("wehe : serveur injoignable — "), "\(refused.stderr)")
+        #expect(refused.stderr.contains("127.0.0.1:9"))
+        let missing = try CommandRunner.run(
+            "wehe", ["settings", "set", "cert", "/nonexistent.pem", "--data-dir", data, "--lang", "fr"])
+        #expect(missing.status == 3)
+        #expect(missing.stderr.hasPrefix("wehe : fichier ou répertoire introuvable — "), "\(missing.stderr)")
+        let shown = try CommandRunner.run("wehe", ["settings", "--data-dir", data, "--lang", "fr"])
+        #expect(shown.stdout.hasPrefix("RÉGLAGE"), "\(shown.stdout)")
+        let english = try CommandRunner.run(
+            "wehe", ["settings", "set", "cert", "/nonexistent.pem", "--data-dir", data, "--lang", "en"])
+        #expect(english.stderr.hasPrefix("wehe: cert: no readable file"), "\(english.stderr)")
+    }
 }

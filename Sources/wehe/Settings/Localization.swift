@@ -1,3 +1,4 @@
+import Synchronization
 import WeheClient
 import WeheCore
 
@@ -18,8 +19,18 @@ struct Strings: Sendable {
 
     let language: Language
 
-    /// Picks the language: an explicit choice, else the locale environment, else English.
+    /// The language the command chose last (`select`), for messages printed where no `Strings` is at hand (the
+    /// one-line error of `CLIError.exit()`).
+    static let current = Mutex<Language?>(nil)
+
+    /// Picks the language (and remembers it as `current`): an explicit choice, else the locale, else English.
     static func select(_ explicit: String?) -> Strings {
+        let strings = choose(explicit)
+        current.withLock { $0 = strings.language }
+        return strings
+    }
+
+    private static func choose(_ explicit: String?) -> Strings {
         if let explicit, let language = Language(rawValue: String(explicit.lowercased().prefix(2))) {
             return Strings(language: language)
         }
@@ -359,6 +370,38 @@ struct Strings: Sendable {
                 + "try a longer test",
             "non concluant, trop peu de mesures (\(reason)) : les rejeux étaient trop courts pour être mesurés sur "
                 + "ce chemin ; relancez le test ou essayez un test plus long")
+    }
+    /// The French lead of a one-line error (the detail that follows stays as the library wrote it); `nil` in
+    /// English, where the message speaks for itself.
+    func errorLead(_ code: CLIError.Code) -> String? {
+        guard language == .fr else { return nil }
+        switch code {
+        case .invalidInput: return "entrée invalide"
+        case .missingInput: return "fichier ou répertoire introuvable"
+        case .consentRequired: return "consentement nécessaire"
+        case .unreachable: return "serveur injoignable"
+        case .tlsFailed: return "échec TLS (certificat du serveur non reconnu)"
+        case .portMapMissing: return "le serveur ne connaît pas ce port"
+        case .noEnvelope: return "aucun serveur de la flotte n'a ouvert son accès"
+        case .replayUnknownOnServer: return "le serveur n'a pas ce rejeu"
+        case .addressBusy: return "un autre test est en cours"
+        case .serverBusy: return "serveur surchargé, réessayez plus tard"
+        case .refused: return "refusé par le serveur"
+        case .protocolViolation: return "le serveur a rompu l'échange ou fermé la connexion"
+        case .analyzerFailed: return "l'analyse du serveur a échoué"
+        case .serverStoppedAnswering: return "le serveur ne répond plus"
+        case .replayFailed: return "le rejeu a échoué"
+        case .resultMismatch: return "le serveur a répondu pour un autre test"
+        case .storeFailed: return "impossible d'écrire l'historique ou les réglages"
+        case .localizationInconclusive: return "localisation non concluante"
+        case .locateUnreachable: return "service de localisation injoignable"
+        case .locateTimedOut: return "le service de localisation n'a pas répondu à temps"
+        case .locateRefused: return "le service de localisation a refusé"
+        case .locateEmpty: return "le service de localisation n'a proposé aucun serveur"
+        case .locateMalformed: return "réponse illisible du service de localisation"
+        case .envelopeClosed: return "l'accès au serveur s'est fermé pendant le test"
+        case .interrupted: return "interrompu"
+        }
     }
     /// A second test while one runs (one test per user id at a time on the server).
     func anotherTestRunning(_ holder: String?) -> String {

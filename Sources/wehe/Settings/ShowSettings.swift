@@ -7,16 +7,19 @@ struct ShowSettings: AsyncParsableCommand {
 
     @Option(name: .customLong("data-dir"), help: "Where settings and the result history live.")
     var dataDirectory: String?
+    @Option(name: .customLong("lang"), help: "Language of messages: en or fr.")
+    var language: String?
 
     func run() async throws {
         do {
             let directory = DataDirectory.resolve(dataDirectory)
             let settings = try directory.loadSettings()
+            let strings = Strings.select(language ?? settings.language)
             try directory.save(settings)
             func show(_ value: Double?) -> String { value.map { "\($0)" } ?? "default" }
             print(
                 Terminal.table(
-                    header: ["SETTING", "VALUE"],
+                    header: strings.language == .fr ? ["RÉGLAGE", "VALEUR"] : ["SETTING", "VALUE"],
                     rows: [
                         ["server", settings.server],
                         ["cert", settings.certificate ?? "(the Wehe CA for the fleet, else system roots)"],
@@ -26,7 +29,12 @@ struct ShowSettings: AsyncParsableCommand {
                         ["p-threshold", show(settings.ksPValueThreshold)], ["rules", settings.ruleSet],
                         ["confirmation", settings.confirmation ? "on" : "off"],
                         ["language", settings.language ?? "auto"],
-                        ["consent", settings.consentAccepted ? "accepted" : "not given"],
+                        [
+                            "consent",
+                            settings.consentAccepted
+                                ? (strings.language == .fr ? "donné" : "accepted")
+                                : (strings.language == .fr ? "non donné" : "not given"),
+                        ],
                         ["data-directory", directory.path], ["tests-run", String(settings.lastHistoryCount)],
                     ]))
         } catch let error as CLIError {

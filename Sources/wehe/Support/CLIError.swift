@@ -83,6 +83,11 @@ struct CLIError: Error, CustomStringConvertible {
 
     /// Prints the message and returns the exit code to throw.
     func exit() -> ExitCode {
+        let language = Strings.current.withLock { $0 } ?? Strings.select(nil).language
+        if let lead = Strings(language: language).errorLead(code) {
+            Terminal.printError("wehe : \(lead) — \(message)")
+            return ExitCode(code.rawValue)
+        }
         Terminal.printError("wehe: \(message)")
         return ExitCode(code.rawValue)
     }
