@@ -172,7 +172,7 @@ let package = Package(
         .executableTarget(
             name: "wehe-server",
             dependencies: [
-                "WeheCore", "WeheStore", "WeheStoreSQL", "WeheServer", "WeheWeb",
+                "WeheCore", "WeheWire", "WeheStore", "WeheStoreSQL", "WeheServer", "WeheWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

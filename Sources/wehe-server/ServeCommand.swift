@@ -5,9 +5,11 @@ import Logging
 import Metrics
 import Prometheus
 import ServiceLifecycle
+import WeheCore
 import WeheServer
 import WeheStore
 import WeheWeb
+import WeheWire
 
 #if canImport(Glibc)
     import Glibc
@@ -363,7 +365,8 @@ struct ServeCommand: AsyncParsableCommand {
                 .init(
                     service: try Self.operatorDashboard(
                         store: resultStore, server: server, bind: dashboardAddress, port: listenPort,
-                        hosts: dashboardHost + (file.dashboardHost ?? []), token: token, logger: logger)))
+                        hosts: dashboardHost + (file.dashboardHost ?? []), token: token,
+                        catalog: try? ReplayLibrary(directory: replayDirectory).catalog(), logger: logger)))
         }
         let group = ServiceGroup(
             configuration: .init(
@@ -387,7 +390,7 @@ struct ServeCommand: AsyncParsableCommand {
     /// address (with the chosen port when `port` is 0) on standard output once listening.
     static func operatorDashboard(
         store: any ResultStore, server: ReplayServer, bind: String, port: Int, hosts: [String] = [],
-        token: String? = nil, logger: Logger
+        token: String? = nil, catalog: AppCatalog? = nil, logger: Logger
     ) throws -> some Service {
         let dashboard: Dashboard
         // Host headers answered (DNS-rebinding guard): the bind address, loopback names, and the configured names.
@@ -398,7 +401,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             dashboard = try Dashboard(
                 configuration: DashboardConfiguration(
-                    store: store, health: ServerHealth(server: server, startedAt: Date()),
+                    store: store, catalog: catalog, health: ServerHealth(server: server, startedAt: Date()),
                     localizations: StoreLocalizationListing(store: store), allowedHosts: allowed,
                     operatorToken: token, logger: logger))
         } catch {

@@ -101,6 +101,8 @@ struct DashboardCommandTests {
         for index in 0..<3 {
             var record = Self.record(user: "@op\(index)", count: 1, provider: "Operator <Net>")
             record.metadata.startedAt = now.addingTimeInterval(-Double(index) * 3_600)
+            // One test of an app of the fixture catalog: the operator pages name it as the catalog does.
+            if index == 2 { record.metadata.replayName = "TinyWeb-11212026" }
             records.append(record)
         }
         let localization = LocalizationRun(
@@ -127,6 +129,7 @@ struct DashboardCommandTests {
         #expect(page.body.contains("Replay server"))
         #expect(page.body.contains("serving"))
         #expect(page.body.contains("s1.example"))
+        #expect(page.body.contains("Tiny Web"), "the catalog's app name")
 
         let json = try await HTTP.get(base + "data.json")
         #expect(json.status == 200)
