@@ -388,13 +388,16 @@ package final class ReplayServer: Service, Sendable {
                 }
                 .serverChannelOption(.backlog, value: 4096)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .childChannelOption(
                     .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 65536)
                 )
                 .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
                 .bind(host: configuration.bindAddress, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        // Set here, not as a child channel option: a socket option the system refuses for one
+                        // connection (seen: EACCES for an unprivileged server in a sandbox) failed the accept
+                        // stream itself and stopped the whole listener. Without it the connection still works.
+                        _ = try? channel.syncOptions?.setOption(.socketOption(.tcp_nodelay), value: 1)
                         try setup(channel)
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
                             wrappingChannelSynchronously: channel,
