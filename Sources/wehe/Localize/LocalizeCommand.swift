@@ -28,38 +28,8 @@ struct LocalizeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Localization") var localization: LocalizationFlags
 
     func run() async throws {
-        let directory = DataDirectory.resolve(options.dataDirectory)
-        do {
-            var settings = try directory.loadSettings()
-            let strings = Strings.select(options.language ?? settings.language)
-            try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
-            let replayDirectory = try replays.resolved()
-            let library = ReplayLibrary(directory: replayDirectory)
-            let catalog = try TestSelection.catalog(library)
-            let selected = try TestSelection.load([test], from: library, catalog: catalog)
-            let lock = try TestLock.acquire(directory, strings: strings)
-            defer { withExtendedLifetime(lock) {} }
-            let setup = connection.setup(options)
-            var configuration = try setup.configuration(settings: settings, directory: directory)
-            let fleet = try setup.fleetPlan(settings: settings, replayDirectory: replayDirectory)
-            let expected = setup.expectedCertificate(settings: settings, plan: fleet)
-            let localizing = (options: try localization.options(), force: localization.force)
-            do {
-                try await History.with(directory) { history in
-                    configuration.store = history
-                    try await FleetStep.withAccess(
-                        fleet, configuration: configuration, directory: directory, json: options.json
-                    ) { configuration, envelope in
-                        try await RunCommand.execute(
-                            selected, configuration: configuration, strings: strings, json: options.json,
-                            localization: localizing, envelope: envelope)
-                    }
-                }
-            } catch let error as CLIError {
-                throw error.explainingTrust(expected)
-            }
-        } catch let error as CLIError {
-            throw error.exit()
-        }
+        try await RunCommand.perform(
+            options: options, connection: connection, replays: replays, localization: localization
+        ) { _, _ in [test] }
     }
 }

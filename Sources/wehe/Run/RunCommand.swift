@@ -31,6 +31,24 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try await Self.perform(
+            options: options, connection: connection, replays: replays,
+            localization: localize ? localization : nil
+        ) { library, catalog in
+            all ? catalog.entries.filter { TestSelection.available($0, library, catalog) }.map(\.id) : tests
+        }
+    }
+
+    /// What `wehe run` and `wehe localize` share: settings, consent, the chosen tests, the data directory's test
+    /// lock, the history, the fleet path (or the given server), then `execute`; every error as one line and its exit
+    /// code. `localization` is `nil` for tests without a localization.
+    static func perform(
+        options: ClientOptions,
+        connection: ServerOptions,
+        replays: ReplayDirectoryOption,
+        localization: LocalizationFlags?,
+        ids: (ReplayLibrary, AppCatalog) -> [String]
+    ) async throws {
         let directory = DataDirectory.resolve(options.dataDirectory)
         do {
             var settings = try directory.loadSettings()
@@ -39,16 +57,14 @@ struct RunCommand: AsyncParsableCommand {
             let replayDirectory = try replays.resolved()
             let library = ReplayLibrary(directory: replayDirectory)
             let catalog = try TestSelection.catalog(library)
-            let ids =
-                all ? catalog.entries.filter { TestSelection.available($0, library, catalog) }.map(\.id) : tests
-            let selected = try TestSelection.load(ids, from: library, catalog: catalog)
+            let selected = try TestSelection.load(ids(library, catalog), from: library, catalog: catalog)
             let lock = try TestLock.acquire(directory, strings: strings)
             defer { withExtendedLifetime(lock) {} }
             let setup = connection.setup(options)
             var configuration = try setup.configuration(settings: settings, directory: directory)
             let fleet = try setup.fleetPlan(settings: settings, replayDirectory: replayDirectory)
             let expected = setup.expectedCertificate(settings: settings, plan: fleet)
-            let localizing = localize ? (options: try localization.options(), force: localization.force) : nil
+            let localizing = try localization.map { (options: try $0.options(), force: $0.force) }
             do {
                 try await History.with(directory) { history in
                     configuration.store = history
