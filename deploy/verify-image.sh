@@ -24,10 +24,12 @@ cp deploy/Containerfile "$WORK/ctx/"
 podman build --pull=never --isolation=chroot -f "$WORK/ctx/Containerfile" -t localhost/wehe-server:verify "$WORK/ctx"
 podman create --name "$NAME" localhost/wehe-server:verify >/dev/null
 ROOT=$(podman mount "$NAME")
-mkdir -p "$ROOT/opt/swift"
+# A debug binary links the toolchain's runtime: mount the toolchain at the same path inside (its root from `swift`).
+TOOLCHAIN=$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")")
+mkdir -p "$ROOT$TOOLCHAIN"
 REPLAYS=${WEHE_REPLAYS:-../shared/replays}
 unshare -m --propagation private sh -c "
-    mount --bind /opt/swift '$ROOT/opt/swift'
+    mount --bind '$TOOLCHAIN' '$ROOT$TOOLCHAIN'
     mount --bind '$REPLAYS' '$ROOT/usr/share/wehe/replays'
     mount --bind '$WORK/data' '$ROOT/var/lib/wehe'
     mount --bind '$WORK/spool' '$ROOT/var/spool/wehe'
