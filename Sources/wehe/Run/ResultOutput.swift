@@ -43,7 +43,7 @@ enum ResultOutput {
                 result.summary.ksPValue < 0 || result.summary.insufficientDataReason != nil
                     ? "-" : shortNumber(result.summary.ksPValue, strings: strings),
                 Terminal.format(result.summary.areaTest, decimals: 2, language: strings.language),
-                RunPlan.duration(result.durationSeconds, strings),
+                RunPlan.duration(result.durationSeconds),
             ]
         }
         let text =

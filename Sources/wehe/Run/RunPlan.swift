@@ -35,12 +35,12 @@ struct RunPlan {
         guard tests.count > 1, index < tests.count else { return nil }
         let left = remaining(from: index)
         return strings.testOfTests(
-            index + 1, tests.count, tests[index].entry.name, minutes: Self.duration(left.seconds, strings),
+            index + 1, tests.count, tests[index].entry.name, minutes: Self.duration(left.seconds),
             data: Terminal.bytes(left.bytes), testsLeft: tests.count - index)
     }
 
     /// A duration as people say it: "40 s", "3 min".
-    static func duration(_ seconds: Double, _ strings: Strings) -> String {
+    static func duration(_ seconds: Double) -> String {
         seconds < 90 ? "\(Int(seconds.rounded())) s" : "\(Int((seconds / 60).rounded())) min"
     }
 }
