@@ -19,8 +19,9 @@ public struct TestStatistics: Sendable, Hashable, Codable {
     public var original: ThroughputSummary
     /// Descriptive statistics of the control replay (zeros included).
     public var control: ThroughputSummary
-    /// Why the statistics are incomplete (for example: a replay has no positive sample), or `nil`. A result with a
-    /// reason is always inconclusive.
+    /// Why the samples are too few for "no differentiation" ("too few measurements: …"), or `nil`. A result with a
+    /// reason is inconclusive unless the rule finds differentiation (which a replay without positive sample never
+    /// gives: its KS p-value is 1); see `DifferentiationAnalyzer.summary(for:)`.
     public var insufficientDataReason: String?
     /// Remarks that do not make the result inconclusive under every rule (for example: too few samples for the
     /// jackknife, ratio set to 0).
