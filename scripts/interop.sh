@@ -11,10 +11,15 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 REPLAYS="${WEHE_REPLAYS:-$ROOT/../shared/replays}"
 OFFSET="${INTEROP_PORT_OFFSET:-24000}"
 TESTS="${INTEROP_TESTS:-pandora youtube skype port853s}"
-SIDE=$((35556 + OFFSET % 1000))
-SIDE_PLAIN=$((SIDE - 1))
-ANALYZER=$((36566 + OFFSET % 1000))
-ANALYZER_PLAIN=$((ANALYZER - 1))
+# The listeners' ports (moved by the offset) are in the system's ephemeral range: a client socket of another
+# process may hold one for a moment. A server that cannot bind is started again with the next offset.
+set_ports() {
+    SIDE=$((35556 + OFFSET % 1000))
+    SIDE_PLAIN=$((SIDE - 1))
+    ANALYZER=$((36566 + OFFSET % 1000))
+    ANALYZER_PLAIN=$((ANALYZER - 1))
+}
+set_ports
 WORK="$(mktemp -d)"
 SERVER_PID=""
 
@@ -42,24 +47,30 @@ fi
     echo "interop: FAIL certs"
     exit 1
 }
-"$BIN" serve --replays "$REPLAYS" --data "$WORK/data" --bind 127.0.0.1 --port-offset "$OFFSET" \
-    --side-channel-port "$SIDE" --side-channel-plain-port "$SIDE_PLAIN" \
-    --analyzer-port "$ANALYZER" --analyzer-plain-port "$ANALYZER_PLAIN" \
-    --tls-cert "$WORK/data/certs/server.crt" --tls-key "$WORK/data/certs/server.key" \
-    --grace-period 5 ${INTEROP_SERVER_ARGS:-} >"$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-
 ready=0
-for _ in $(seq 1 300); do
-    if python3 - "$ANALYZER_PLAIN" <<'PY' 2>/dev/null; then
+for attempt in 1 2 3 4 5; do
+    "$BIN" serve --replays "$REPLAYS" --data "$WORK/data" --bind 127.0.0.1 --port-offset "$OFFSET" \
+        --side-channel-port "$SIDE" --side-channel-plain-port "$SIDE_PLAIN" \
+        --analyzer-port "$ANALYZER" --analyzer-plain-port "$ANALYZER_PLAIN" \
+        --tls-cert "$WORK/data/certs/server.crt" --tls-key "$WORK/data/certs/server.key" \
+        --grace-period 5 ${INTEROP_SERVER_ARGS:-} >"$WORK/server.log" 2>&1 &
+    SERVER_PID=$!
+    for _ in $(seq 1 300); do
+        if python3 - "$ANALYZER_PLAIN" <<'PY' 2>/dev/null; then
 import sys, urllib.request
 urllib.request.urlopen("http://127.0.0.1:%s/Results?command=defaultSetting" % sys.argv[1], timeout=1).read()
 PY
-        ready=1
-        break
-    fi
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
-    sleep 0.2
+            ready=1
+            break
+        fi
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+        sleep 0.2
+    done
+    [ "$ready" = 1 ] && break
+    if kill -0 "$SERVER_PID" 2>/dev/null || ! grep -q "bindFailed" "$WORK/server.log"; then break; fi
+    echo "interop: a port was taken (attempt $attempt): $(grep -m1 -o 'cannot listen on [^ ]*' "$WORK/server.log"); next offset"
+    OFFSET=$((OFFSET + 7))
+    set_ports
 done
 if [ "$ready" != 1 ]; then
     tail -30 "$WORK/server.log"
