@@ -103,7 +103,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
         case .inconclusive:
             verdict = "Résultats non concluants"
             if summary.insufficientDataReason != nil {
-                verdict += " - trop peu de mesures (il faut au moins 10 débits positifs par rejeu)"
+                verdict +=
+                    " - trop peu de mesures (il faut au moins "
+                    + "\(DifferentiationConfiguration.defaultMinimumPositiveSamples) débits positifs par rejeu)"
             }
         }
         return [

@@ -149,7 +149,7 @@ func confirmationRule() throws {
     #expect(try localization.record(throttled) == .finished(final: throttled, discarded: nil))
 }
 
-@Test("Too few measurements: under 10 positive samples in a replay cannot give 'no differentiation'")
+@Test("Too few measurements: under 5 positive samples in a replay cannot give 'no differentiation'")
 func tooFewMeasurements() throws {
     let analyzer = try DifferentiationAnalyzer()
     // Two samples each, equal: the published rule says "no differentiation" (area 0, p 1).
@@ -157,22 +157,26 @@ func tooFewMeasurements() throws {
     #expect(two.verdict == .inconclusive)
     #expect(two.insufficientDataReason?.hasPrefix("too few measurements") == true)
     #expect(two.note?.contains("the original replay has 2 positive throughput samples") == true)
-    // Nine samples like the control's 100: still too few to say "no differentiation".
-    let nineSame = try analyzer.analyze(
-        original: series(Array(Vectors.cyc(10, 0.25).prefix(9))), control: series(Vectors.cyc(10, 0.25)), seed: 1)
-    #expect(nineSame.verdict == .inconclusive)
-    #expect(nineSame.note?.contains("original replay has 9 positive") == true)
-    #expect(nineSame.note?.contains("control") == false)
-    // Nine fully separated samples against 100: p = 2.2e-12 supports the differentiation, which stands.
-    let nine = try analyzer.analyze(
-        original: series(Vectors.rep(1, 9)), control: series(Vectors.cyc(10, 0.25)), seed: 1)
-    #expect(nine.ksPValue < 1e-6)
-    #expect(nine.verdict == .differentiation)
-    #expect(nine.insufficientDataReason == nil)
-    // Ten of each suffice: the published rule decides.
-    let ten = try analyzer.analyze(original: series(Vectors.rep(1, 10)), control: series(Vectors.rep(9, 10)), seed: 1)
-    #expect(ten.verdict == .differentiation)
-    #expect(ten.insufficientDataReason == nil)
+    // Four samples like the control's 100: still too few to say "no differentiation".
+    let fourSame = try analyzer.analyze(
+        original: series(Array(Vectors.cyc(10, 0.25).prefix(4))), control: series(Vectors.cyc(10, 0.25)), seed: 1)
+    #expect(fourSame.verdict == .inconclusive)
+    #expect(fourSame.note?.contains("original replay has 4 positive") == true)
+    #expect(fourSame.note?.contains("control") == false)
+    // Four fully separated samples against 100: p = 2 / C(104, 4) = 4.3e-7 supports the differentiation: it stands.
+    let four = try analyzer.analyze(
+        original: series(Vectors.rep(1, 4)), control: series(Vectors.cyc(10, 0.25)), seed: 1)
+    #expect(four.ksPValue < 1e-6)
+    #expect(four.verdict == .differentiation)
+    #expect(four.insufficientDataReason == nil)
+    // Five of each suffice (the smallest equal size whose exact KS p-value can go below 0.01: 2 / C(10, 5)).
+    let five = try analyzer.analyze(original: series(Vectors.rep(1, 5)), control: series(Vectors.rep(9, 5)), seed: 1)
+    #expect(five.verdict == .differentiation)
+    #expect(five.insufficientDataReason == nil)
+    let fiveSame = try analyzer.analyze(
+        original: series([5, 5.2, 4.9, 5.1, 5]), control: series([5.1, 5, 4.9, 5.2, 5]), seed: 1)
+    #expect(fiveSame.verdict == .noDifferentiation)
+    #expect(fiveSame.note?.contains("too few measurements") != true)
     // The reason survives other remarks in the note, and only an inconclusive verdict carries one.
     var mixed = two
     mixed.note = "too few samples for the jackknife; " + (two.note ?? "")

@@ -30,7 +30,7 @@ struct VerdictTrustTests {
         var behaviour = FakeWeheServer.Behaviour()
         behaviour.areaTest = 0
         behaviour.ksPValue = 1
-        behaviour.insufficientData = "too few measurements: the control replay has no samples (at least 10 each)"
+        behaviour.insufficientData = "too few measurements: the control replay has no samples (at least 5 each)"
         let (server, tests) = try await Harness.start(["tinyweb"], behaviour)
         defer { Task { await server.stop() } }
         // The server's reason alone decides: the client's own minimum is set aside.

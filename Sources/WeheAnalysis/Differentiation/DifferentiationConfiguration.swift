@@ -14,16 +14,16 @@ public struct DifferentiationConfiguration: Sendable, Hashable, Codable {
     /// Whether to drop the last sample of each list before analysing, as the server does with client uploads
     /// (the last interval may be partial). Off by default: stored series are already trimmed.
     public var dropsLastSample: Bool
-    /// The fewest positive throughput samples each replay needs for "no differentiation" (10). With fewer, a test
-    /// the rule does not find differentiated is inconclusive ("too few measurements"): the exact KS p-value of two
-    /// samples of n values cannot drop below 2 / C(2n, n), which is above the 0.01 threshold for n ≤ 4, so such a
-    /// test could never have seen a difference; with 10 values it can reach 1.1e-5 (analysis.md 2.6). A replay
-    /// without any positive sample is always inconclusive (no KS test). A differentiation the KS test supports
-    /// stands (its p-value accounts for the sample sizes). Our project's rule: the reference has no such minimum.
+    /// The fewest positive throughput samples each replay needs for "no differentiation" (5). With fewer, a test
+    /// the rule does not find differentiated is inconclusive ("too few measurements"): the exact two-sided KS
+    /// p-value of two samples of n values cannot drop below 2 / C(2n, n), which is above the published 0.01
+    /// threshold for n ≤ 4 (0.029 for n = 4, 0.0079 for n = 5), so such a test could never have seen a difference.
+    /// A replay without any positive sample is always inconclusive (no KS test). A differentiation the KS test
+    /// supports stands (its p-value accounts for the sample sizes). Our project's rule: the reference has none.
     public var minimumPositiveSamples: Int
 
     /// The default of `minimumPositiveSamples`.
-    public static let defaultMinimumPositiveSamples = 10
+    public static let defaultMinimumPositiveSamples = 5
 
     /// Creates a configuration; every value defaults to the reference's, and the sample minimum to ours.
     public init(
