@@ -15,7 +15,7 @@ enum LocalizationRows {
             ("kind", .string("localization")),
             ("id", .string(id(run))),
             ("historyCounts", .array(run.historyCounts.map { .number(Double($0), text: String($0)) })),
-            ("date", .string(ResultsCommand.date(run.requestedAt))),
+            ("date", .string(ResultRecords.isoDate(run.requestedAt))),
             ("replay", .string(run.replayName)),
             ("localization", .string(run.summary?.verdict.rawValue ?? "")),
             ("servers", .array(run.servers.map(JSONValue.string))),
@@ -28,7 +28,7 @@ enum LocalizationRows {
     static func table(_ runs: [LocalizationRun], strings: Strings) -> String {
         let rows = runs.map { run in
             [
-                id(run), ResultsCommand.date(run.requestedAt), run.replayName,
+                id(run), ResultRecords.shortDate(run.requestedAt), run.replayName,
                 run.summary.map { strings.localizationShort($0.verdict.rawValue) } ?? "-",
                 run.servers.joined(separator: " + "),
             ]
@@ -40,7 +40,7 @@ enum LocalizationRows {
     }
 
     static func details(_ run: LocalizationRun, strings: Strings) -> [String] {
-        var lines = ["\(run.replayName)  #\(id(run))  \(ResultsCommand.date(run.requestedAt))"]
+        var lines = ["\(run.replayName)  #\(id(run))  \(ResultRecords.isoDate(run.requestedAt))"]
         let verdict = run.summary?.verdict.rawValue ?? "inconclusive"
         lines.append("  " + strings.localizationLine(verdict, reason: nil))
         lines.append("  servers: \(run.servers.joined(separator: ", "))")

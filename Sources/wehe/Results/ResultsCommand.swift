@@ -9,12 +9,4 @@ struct ResultsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "results", abstract: "List past results, or show one.",
         subcommands: [ListResults.self, ShowResult.self, ExportResults.self], defaultSubcommand: ListResults.self)
-
-    static func date(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone.current
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        return formatter.string(from: date)
-    }
 }
