@@ -130,6 +130,10 @@ package struct ReplayServerConfiguration: Sendable {
     /// WeHeY server pairs answered to `getServers`, matched by the client's address prefix (longest match wins,
     /// pairs without a prefix are the default).
     package var localizationServerPairs: [LocalizationPair] = []
+    /// M-Lab site pairs answered to `getServers` in `server-site-pairs` (the client locates each site and enters
+    /// its machine through the access envelope), matched like `localizationServerPairs`. A site is not a host: it
+    /// never makes a server askable by `localize` (list the fleet's machines in `fleetPeers`).
+    package var localizationSitePairs: [LocalizationPair] = []
     /// CA certificate that the other server of a WeHeY pair presents a certificate from (its analyzer is asked for
     /// measurements over HTTPS, the certificate must name the server); `nil` asks no other server (signed requests
     /// never go over plain HTTP).

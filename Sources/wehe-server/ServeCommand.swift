@@ -142,6 +142,15 @@ struct ServeCommand: AsyncParsableCommand {
         ))
     var localizationPair: [String] = []
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "WeHeY M-Lab site pair for getServers' server-site-pairs: '[prefix=]site1,site2,label' (repeatable; "
+                + "clients of the fleet locate each site). Matched like --localization-pair; a site never makes a "
+                + "server askable by localize (list the fleet's machines with --fleet-peer)."
+        ))
+    var localizationSitePair: [String] = []
+
     @Option(name: .long, help: "CA the other server of a WeHeY pair chains to (default: <data>/certs/ca.crt).")
     var peerCA: String?
 
@@ -275,6 +284,9 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             configuration.localizationServerPairs = try (localizationPair + (file.localizationPair ?? [])).map {
                 try LocalizationPair(parsing: $0)
+            }
+            configuration.localizationSitePairs = try (localizationSitePair + (file.localizationSitePair ?? [])).map {
+                try LocalizationPair(parsingSites: $0)
             }
             if let path = fleetSecretFile ?? file.fleetSecretFile {
                 configuration.fleetAuthenticator = try FleetAuthenticator.load(secretFile: path)
@@ -514,6 +526,7 @@ struct FileSettings: Decodable {
     var gracePeriod: Int?
     var serverName: String?
     var localizationPair: [String]?
+    var localizationSitePair: [String]?
     var peerCA: String?
     var peerAnalyzerPort: Int?
     var fleetSecretFile: String?

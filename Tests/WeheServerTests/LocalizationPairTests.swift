@@ -92,4 +92,53 @@ struct LocalizationPairTests {
             #expect(body == #"{"success": false, "error": "No Y-topology found."}"#)
         }
     }
+
+    @Test("site pairs: answered in server-site-pairs in the published format, matched per client; never askable")
+    func sitePairs() async throws {
+        let sites = try [
+            "lga03,ord02,AS64500 or AS64501", "10.0.0.0/8=tst01,tst02,AS64502",
+        ].map { try LocalizationPair(parsingSites: $0) }
+        let configure: (inout ReplayServerConfiguration) -> Void = { $0.localizationSitePairs = sites }
+        try await ServerHarness.run(configure: configure) { server in
+            let port = try #require(server.ports.analyzerPlain)
+            // Exactly the published shape, so the published WeHeY clients read it (protocol.md 12 step 2).
+            let body = try await HTTPProbe.request(port: port, path: "/Results?command=getServers")
+            #expect(
+                body
+                    == #"{"success": true, "response": {"server-site-pairs": [["lga03", "ord02", "AS64500 or AS64501"]], "server-ip-pairs": []}}"#
+            )
+            let prefixed = try await HTTPProbe.request(
+                port: port, path: "/Results?command=getServers&clientIP=10.2.3.4")
+            #expect(
+                prefixed
+                    == #"{"success": true, "response": {"server-site-pairs": [["tst01", "tst02", "AS64502"]], "server-ip-pairs": []}}"#
+            )
+        }
+        // Both kinds configured: both lists answered, each matched on its own.
+        let both: (inout ReplayServerConfiguration) -> Void = {
+            $0.localizationSitePairs = sites
+            $0.localizationServerPairs = [
+                LocalizationPair(prefix: nil, first: "192.0.2.1", second: "192.0.2.2", label: "x")
+            ]
+        }
+        try await ServerHarness.run(configure: both) { server in
+            let port = try #require(server.ports.analyzerPlain)
+            let body = try await HTTPProbe.request(port: port, path: "/Results?command=getServers")
+            let json = try JSONValue.parse(Array(body.utf8))
+            #expect(
+                json["response"]?["server-site-pairs"]
+                    == .array([.array([.string("lga03"), .string("ord02"), .string("AS64500 or AS64501")])]))
+            #expect(
+                json["response"]?["server-ip-pairs"]
+                    == .array([.array([.string("192.0.2.1"), .string("192.0.2.2"), .string("x")])]))
+        }
+    }
+
+    @Test(
+        "malformed site pairs are configuration errors",
+        arguments: ["lga03,lga03,same", "lga03,ord 02,space", "lga03/x,ord02,slash", "lga03,ord02", "10.0.0.0/8=a"])
+    func malformedSites(text: String) {
+        let error = #expect(throws: ReplayServerError.self) { _ = try LocalizationPair(parsingSites: text) }
+        #expect(error?.code == .invalidConfiguration)
+    }
 }

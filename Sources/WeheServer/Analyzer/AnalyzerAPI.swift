@@ -123,19 +123,24 @@ struct AnalyzerAPI: Sendable {
 
     /// The pairs for the asking client: by its `clientIP` parameter when that is an address (the published handler
     /// reads it), else by the request's source address; longest matching prefix first, then the default pairs.
+    /// Site pairs (`server-site-pairs`, for clients of the M-Lab fleet) and address pairs (`server-ip-pairs`) are
+    /// matched separately, each list in the published format `[first, second, networks]`.
     private func getServers(_ parameters: [String: String], clientAddress: String) -> Answer {
         let claimed = parameters["clientIP"].map { $0.trimmingCharacters(in: .whitespaces) }
         let client = claimed.flatMap { AddressText.isIPAddress($0) ? $0 : nil } ?? clientAddress
-        let matching = LocalizationPair.matching(context.configuration.localizationServerPairs, clientAddress: client)
-        guard !matching.isEmpty else { return failure("No Y-topology found.") }
-        let pairs = matching.map { pair in
-            JSONValue.array([.string(pair.first), .string(pair.second), .string(pair.label)])
+        func listed(_ configured: [LocalizationPair]) -> [JSONValue] {
+            LocalizationPair.matching(configured, clientAddress: client).map { pair in
+                JSONValue.array([.string(pair.first), .string(pair.second), .string(pair.label)])
+            }
         }
+        let sites = listed(context.configuration.localizationSitePairs)
+        let addresses = listed(context.configuration.localizationServerPairs)
+        guard !sites.isEmpty || !addresses.isEmpty else { return failure("No Y-topology found.") }
         return Answer(
             status: 200,
             body: Self.object([
                 ("success", .bool(true)),
-                ("response", .object([("server-site-pairs", .array([])), ("server-ip-pairs", .array(pairs))])),
+                ("response", .object([("server-site-pairs", .array(sites)), ("server-ip-pairs", .array(addresses))])),
             ])
         )
     }

@@ -95,6 +95,26 @@ package struct LocalizationPair: Sendable, Hashable, CustomStringConvertible {
         self.init(prefix: prefix, first: parts[0], second: parts[1], label: parts[2])
     }
 
+    /// Parses an M-Lab site pair `[<prefix>=]<site1>,<site2>,<label>` (sites such as `lga03`: letters, digits,
+    /// `-`, `_` and `.`, two different ones).
+    /// - Throws: `ReplayServerError` `.invalidConfiguration` naming the problem.
+    package init(parsingSites text: String) throws(ReplayServerError) {
+        try self.init(parsing: text)
+        for site in [first, second] {
+            guard site.count <= 63,
+                site.unicodeScalars.allSatisfy({
+                    ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                        || "-_.".unicodeScalars.contains($0)
+                })
+            else {
+                throw ReplayServerError(.invalidConfiguration, "\"\(site)\" in \"\(text)\" is not an M-Lab site name")
+            }
+        }
+        guard first.lowercased() != second.lowercased() else {
+            throw ReplayServerError(.invalidConfiguration, "site pair \"\(text)\" names the same site twice")
+        }
+    }
+
     /// `[prefix=]first,second,label`.
     package var description: String { (prefix.map { "\($0)=" } ?? "") + "\(first),\(second),\(label)" }
 
