@@ -22,6 +22,8 @@ package actor InMemoryResultStore: ResultStore {
     private var storedLocalizations: [String: LocalizationRun] = [:]
     private var losses: [ReplayKey: ReplayLossRecord] = [:]
     private var events: [(id: Int64, event: SessionEvent)] = []
+    private var dpiSearches: [DPISearchID: DPISearchRecord] = [:]
+    private var dpiResultRows: [(id: Int64, result: DPIResultRecord)] = []
     private var nextID: Int64 = 1
     private var isClosed = false
 
@@ -358,6 +360,50 @@ package actor InMemoryResultStore: ResultStore {
         return counts.map { SessionEventCount(kind: $0.key, count: $0.value) }.sorted {
             $0.kind.rawValue < $1.kind.rawValue
         }
+    }
+
+    // MARK: DPI searches
+
+    /// See `ResultStore.dpiSearch(_:)`.
+    package func dpiSearch(_ id: DPISearchID) throws(WeheStoreError) -> DPISearchRecord? {
+        try checkOpen()
+        return dpiSearches[id]
+    }
+
+    /// See `ResultStore.save(dpiSearch:)`.
+    package func save(dpiSearch: DPISearchRecord) throws(WeheStoreError) {
+        try checkOpen()
+        var copy = dpiSearch
+        copy.startedAt = copy.startedAt.storeRounded
+        copy.updatedAt = copy.updatedAt.storeRounded
+        dpiSearches[dpiSearch.id] = copy
+    }
+
+    /// See `ResultStore.deleteDPISearch(_:)`.
+    package func deleteDPISearch(_ id: DPISearchID) throws(WeheStoreError) -> Bool {
+        try checkOpen()
+        return dpiSearches.removeValue(forKey: id) != nil
+    }
+
+    /// See `ResultStore.finish(dpiSearch:)`.
+    package func finish(dpiSearch result: DPIResultRecord) throws(WeheStoreError) {
+        try checkOpen()
+        var copy = result
+        copy.startedAt = copy.startedAt.storeRounded
+        copy.finishedAt = copy.finishedAt.storeRounded
+        dpiSearches[result.id] = nil
+        dpiResultRows.append((makeID(), copy))
+    }
+
+    /// See `ResultStore.dpiResults(_:)`.
+    package func dpiResults(_ query: DPIResultQuery) throws(WeheStoreError) -> [DPIResultRecord] {
+        try checkOpen()
+        return
+            dpiResultRows
+            .filter { query.matches($0.result) }
+            .sorted { ($0.result.finishedAt, $0.id) > ($1.result.finishedAt, $1.id) }
+            .prefix(max(0, query.limit))
+            .map(\.result)
     }
 
     /// See `ResultStore.close()`.

@@ -72,6 +72,21 @@ package protocol ResultStore: Sendable {
     /// session-log entries before it, in one transaction. Returns what was deleted.
     func purge(before cutoff: Date) async throws(WeheStoreError) -> PurgeCounts
 
+    /// The DPI search in progress for `id`, or `nil`.
+    func dpiSearch(_ id: DPISearchID) async throws(WeheStoreError) -> DPISearchRecord?
+
+    /// Stores a DPI search in progress, replacing the earlier state of the same search.
+    func save(dpiSearch: DPISearchRecord) async throws(WeheStoreError)
+
+    /// Drops the DPI search in progress for `id` (finished results stay). Returns whether there was one.
+    func deleteDPISearch(_ id: DPISearchID) async throws(WeheStoreError) -> Bool
+
+    /// Records a finished DPI search and drops its state, in one transaction.
+    func finish(dpiSearch result: DPIResultRecord) async throws(WeheStoreError)
+
+    /// Finished DPI searches matching `query`, newest (latest finish) first.
+    func dpiResults(_ query: DPIResultQuery) async throws(WeheStoreError) -> [DPIResultRecord]
+
     /// Releases connections and files. Further calls fail with `.closed`.
     func close() async
 }
@@ -110,6 +125,37 @@ package struct PurgeCounts: Sendable, Hashable, CustomStringConvertible {
     package var description: String {
         "tests \(tests), replays \(replays), analyses \(analyses), localizations \(localizations), "
             + "loss timelines \(losses), session events \(events)"
+    }
+}
+
+extension ResultStore {
+    /// Stores that keep no DPI searches (test doubles) refuse them.
+    package func dpiSearch(_ id: DPISearchID) async throws(WeheStoreError) -> DPISearchRecord? {
+        throw Self.noDPISearches(databaseName)
+    }
+
+    /// Stores that keep no DPI searches refuse them.
+    package func save(dpiSearch: DPISearchRecord) async throws(WeheStoreError) {
+        throw Self.noDPISearches(databaseName)
+    }
+
+    /// Stores that keep no DPI searches refuse them.
+    package func deleteDPISearch(_ id: DPISearchID) async throws(WeheStoreError) -> Bool {
+        throw Self.noDPISearches(databaseName)
+    }
+
+    /// Stores that keep no DPI searches refuse them.
+    package func finish(dpiSearch result: DPIResultRecord) async throws(WeheStoreError) {
+        throw Self.noDPISearches(databaseName)
+    }
+
+    /// Stores that keep no DPI searches have none.
+    package func dpiResults(_ query: DPIResultQuery) async throws(WeheStoreError) -> [DPIResultRecord] {
+        throw Self.noDPISearches(databaseName)
+    }
+
+    private static func noDPISearches(_ database: String) -> WeheStoreError {
+        WeheStoreError(.queryFailed, database: database, "this store keeps no DPI searches")
     }
 }
 

@@ -110,7 +110,8 @@ struct LossTimelineStoreTests {
                 dropLaterVersions: [
                     "DROP TRIGGER wehe_daily_counts_insert", "DROP TRIGGER wehe_daily_counts_update",
                     "DROP TRIGGER wehe_daily_counts_delete", "DROP TABLE wehe_daily_counts",
-                    "DROP INDEX wehe_localizations_requested",
+                    "DROP INDEX wehe_localizations_requested", "DROP TABLE wehe_dpi_searches",
+                    "DROP TABLE wehe_dpi_results",
                 ],
                 downgrade: { statements in try await SQLiteFailureTests.raw(path, statements) })
         }
@@ -131,6 +132,8 @@ struct LossTimelineStoreTests {
                 dropLaterVersions: [
                     "DROP TRIGGER wehe_daily_counts_change ON wehe_tests", "DROP FUNCTION wehe_daily_counts_change()",
                     "DROP TABLE wehe_daily_counts", "DROP INDEX wehe_localizations_requested",
+                    "DROP TABLE wehe_dpi_searches",
+                    "DROP TABLE wehe_dpi_results",
                 ],
                 downgrade: { statements in
                     for statement in statements { try await StoreHarness.adminSQL(url, statement) }

@@ -114,7 +114,9 @@ package struct ServerPacketChange: Sendable, Hashable {
             var generator = SystemRandomNumberGenerator()
             for index in region { payload[index] = generator.next() }
         case .overwrite(let offset, let bytes):
-            try Self.check(offset..<(offset + bytes.count), length: length, packet: packetNumber)
+            // The end is computed without trapping: a client may send any offset up to Int.max.
+            let (end, overflow) = offset.addingReportingOverflow(bytes.count)
+            try Self.check(offset..<(overflow ? Int.max : end), length: length, packet: packetNumber)
             payload.replaceSubrange(offset..<(offset + bytes.count), with: bytes)
         case .invertAll:
             for index in payload.indices { payload[index] ^= 0xFF }
@@ -192,6 +194,28 @@ extension LoadedReplay {
 
     /// Payload lengths of the server packets `S_1, S_2, …` (index 0 is `S_1`).
     package var serverPacketLengths: [Int] { serverPackets.map(\.length) }
+
+    /// The server packets `S_1, S_2, …` with their payloads (zero filler for bursts without recorded content) and
+    /// the trace time they follow: a burst's request time (plus the segment's offset), a UDP datagram's flow start
+    /// (its first client datagram) plus its offset. For the DPI search's packet list.
+    package var serverPacketContents: [(payload: [UInt8], time: Double)] {
+        serverPackets.map { entry in
+            switch entry.place {
+            case .burst(let flow, let group):
+                let group = server.tcpFlows[flow].groups[group]
+                return ([UInt8](repeating: 0, count: group.responseLength), group.requestTime)
+            case .segment(let flow, let group, let index):
+                let group = server.tcpFlows[flow].groups[group]
+                let segment = group.segments?[index]
+                return (segment?.payload ?? [], group.requestTime + (segment?.offset ?? 0))
+            case .datagram(let flow, let index):
+                let udpFlow = server.udpFlows[flow]
+                let start = client.packets.first { $0.csPair == udpFlow.csPair }?.timestamp ?? 0
+                let datagram = udpSchedule(for: udpFlow)[index]
+                return (datagram.payload, start + datagram.offset)
+            }
+        }
+    }
 
     /// This replay with `change` applied to the server packet it names.
     /// - Throws: `ReplayServerError` `.protocolViolation` when the packet does not exist or the region does not fit.

@@ -9,7 +9,8 @@
 ///   verdict of the modified replay was *differentiation*, so the region holds matching bytes) and gets the next
 ///   probe or the outcome. Our extensions, optional: `testPacket=C_k|S_k` (the packet of the probe being reported,
 ///   checked against the server's) and `probeBytes=<n>` (bytes the probe's replay transferred, both directions,
-///   for the cost of the search).
+///   for the cost of the search). A report's `testID` is the probe replay's own (2, 3, …: 0 and 1 are the test's
+///   original and control and are refused); its `historyCount` is the test's whose original the probes replay.
 /// * `command=DPIrule&userID=…&carrierName=…&replayName=…` — the outcome of the last finished search for that user,
 ///   replay and provider, or `{"success": false, "error": "No result found"}`.
 /// * `command=DPIreset&userID=…&carrierName=…&replayName=…` — drops the search in progress (the last finished
