@@ -63,17 +63,20 @@ extension ReplayClient {
     /// differentiation". The same rule as our server's (`DifferentiationAnalyzer.summary(for:)`).
     /// - Parameters:
     ///   - originalSamples: the samples this client measured in the original replay, if it ran it.
-    ///   - controlSamples: the same for the control replay.
+    ///   - controlSamples: the same for the control replay (or the DPI probe).
+    ///   - testID: the replay compared with the original (testID 0): 1 for the control, ≥ 2 for a DPI probe.
     /// - Throws: `ReplayClientError` (`.analyzerFailed`, `.resultMismatch`, network errors, `.cancelled`).
     func analysis(
         address: String,
         tls: NIOSSLContext?,
         historyCount: Int,
         originalSamples: ThroughputSeries? = nil,
-        controlSamples: ThroughputSeries? = nil
+        controlSamples: ThroughputSeries? = nil,
+        testID: Int = 1
     ) async throws(ReplayClientError) -> AnalysisSummary {
         let analyzer = analyzerClient(address: address, tls: tls)
-        let numbers = try await analyzer.analyse(userID: configuration.userID, historyCount: historyCount)
+        let numbers = try await analyzer.analyse(
+            userID: configuration.userID, historyCount: historyCount, testID: testID)
         var decision = configuration.verdictRules.decide(
             areaTest: numbers.areaTest, ksPValue: numbers.ksPValue, ks2Ratio: numbers.ks2RatioTest,
             originalMeanMbps: numbers.originalMeanMbps, controlMeanMbps: numbers.controlMeanMbps)
@@ -102,7 +105,7 @@ extension ReplayClient {
     }
 
     /// The analyzer client of `address` with this configuration's port, TLS trust and timing.
-    private func analyzerClient(address: String, tls: NIOSSLContext?) -> AnalyzerClient {
+    func analyzerClient(address: String, tls: NIOSSLContext?) -> AnalyzerClient {
         AnalyzerClient(
             http: HTTPClient(
                 tls: configuration.analyzerTLS ? tls : nil, connectTimeout: configuration.timing.connect,

@@ -12,7 +12,8 @@ struct Wehe: AsyncParsableCommand {
         discussion: CLIError.Code.table,
         version: "wehe \(WeheVersion.number)",
         subcommands: [
-            RunCommand.self, ServersCommand.self, LocalizeCommand.self, DemoCommand.self, ResultsCommand.self,
+            RunCommand.self, ServersCommand.self, LocalizeCommand.self, DPICommand.self, DemoCommand.self,
+            ResultsCommand.self,
             DashboardCommand.self,
             SettingsCommand.self, ReplaysCommand.self, AnalyzeCommand.self, TestbedCommand.self,
         ]

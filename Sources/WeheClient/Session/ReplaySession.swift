@@ -25,6 +25,9 @@ struct ReplaySession: Sendable {
     let trace: ReplayTrace
     let appDuration: Double?
     let onProgress: @Sendable (ReplayProgress) -> Void
+    /// The change spec sent as message 2: `[-1, null, null]` for every normal replay; a DPI probe of a server packet
+    /// sends `[k, "ReplaceI", [L, R]]` (`DPITraceMap.changeSpec(for:)`).
+    var changeSpec: String = SideChannelMessage.noChange
 
     func run() async throws(ReplayClientError) -> Outcome {
         let tracker = UDPFlowTracker()
@@ -47,7 +50,7 @@ struct ReplaySession: Sendable {
     {
         let read = configuration.timing.sideChannelRead
         try await side.send(declaration.body)
-        try await side.send(SideChannelMessage.noChange)
+        try await side.send(changeSpec)
         let permissionBody = try await side.receive(timeout: read, expecting: "the permission")
         let permission: PermissionReply
         do {

@@ -22,6 +22,10 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "After a differentiation verdict, locate it with a WeHeY server pair (see `localize`).")
     var localize = false
 
+    @Flag(name: .long, help: "After a differentiation verdict, find the bytes the classifier matches (see `dpi`).")
+    var dpi = false
+    @OptionGroup(title: "DPI search (with --dpi)") var dpiFlags: DPIFlags
+
     @OptionGroup var replays: ReplayDirectoryOption
     @OptionGroup var options: ClientOptions
     @OptionGroup(title: "Localization (with --localize)") var localization: LocalizationFlags
@@ -31,6 +35,10 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try await DPIStep.$flags.withValue(dpi ? dpiFlags : nil) { try await perform() }
+    }
+
+    private func perform() async throws {
         try await Self.perform(
             options: options, connection: connection, replays: replays,
             localization: localize ? localization : nil
@@ -118,6 +126,11 @@ struct RunCommand: AsyncParsableCommand {
                     {
                         localized.append(located)
                     }
+                }
+                if let flags = DPIStep.flags {
+                    try await DPIStep.run(
+                        test, after: result, configuration: configuration, flags: flags, json: json,
+                        renderer: renderer, envelope: envelope)
                 }
             } catch let error as ReplayClientError {
                 failure = error.code == .cancelled ? CLIError(code: .interrupted, strings.interrupted) : CLIError(error)

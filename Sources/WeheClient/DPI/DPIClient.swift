@@ -1,0 +1,207 @@
+import Foundation
+import NIOSSL
+import WeheAnalysis
+import WeheCore
+import WeheReplay
+import WeheStore
+import WeheWire
+
+/// Finds the bytes a DPI classifier matches (analysis.md section 5): after a test found differentiation, replays the
+/// test's original trace again and again with one region of one packet inverted (all 8 bits of each byte; a client
+/// packet by the client, a server packet by the server through the change spec), each probe with a new testID of
+/// the same history count, and compares it with that test's original (testID 0) as a normal analysis: a probe whose
+/// verdict is *differentiation* broke the classification (inconclusive counts as not broken).
+///
+/// The search stops on its limits (10 packets, 200 probes), and before a probe that could exceed the data budget.
+/// With a store configured, the probes (replays and analyses, testID ≥ 2) are added to the test's record.
+public struct DPIClient: Sendable {
+    /// The client whose configuration (server, ports, TLS, rules, store) the probes use.
+    public let client: ReplayClient
+    /// The provider named in `DPIanalysis` (`carrierName`).
+    public var carrierName: String
+
+    /// Creates a DPI client.
+    public init(client: ReplayClient, carrierName: String = "unknown") {
+        self.client = client
+        self.carrierName = carrierName
+    }
+
+    /// Runs the search against the original of `result` (a test of `test` that this client ran).
+    /// - Parameters:
+    ///   - test: the test (its original trace is probed).
+    ///   - result: the finished test; its history count's original replay is the reference.
+    ///   - options: method, limits, budget, early stop.
+    ///   - onEvent: progress, from any thread.
+    /// - Throws: `ReplayClientError` (network, analyzer, a probe the trace cannot hold, `.cancelled`).
+    public func search(
+        _ test: ReplayClient.Test,
+        after result: TestResult,
+        options: DPIOptions = DPIOptions(),
+        onEvent: @escaping @Sendable (DPIEvent) -> Void = { _ in }
+    ) async throws(ReplayClientError) -> DPISearchResult {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let startedAt = Date()
+        let configuration = client.configuration
+        let address = try client.resolveServer()
+        let tls = try client.makeTLS()
+        let map = DPITraceMap(trace: test.original)
+        var driver: any DPIDriver
+        switch options.method {
+        case .local: driver = try LocalDPIDriver(map: map, configuration: options.search)
+        case .binary: driver = try BinaryDPIDriver(map: map, configuration: options.search)
+        case .server:
+            driver = ServerDPIDriver(
+                analyzer: client.analyzerClient(address: address, tls: tls),
+                key: DPISearchKey(
+                    userID: configuration.userID, carrierName: carrierName, replayName: test.original.name),
+                historyCount: result.historyCount)
+        }
+        let perProbe = Self.expectedProbeBytes(test, result)
+        let deadline = options.earlyStop ? Self.earlyStopDeadline(result) : nil
+        var testID = options.firstTestID
+        var step = try await driver.start(testID: testID)
+        var probes: [DPIProbeResult] = []
+        var used = 0
+        let conclusion: DPIConclusion
+        while true {
+            guard case .probe(let probe, let mask) = step else {
+                if case .done(let end) = step { conclusion = end } else { conclusion = .noContentRule("") }
+                break
+            }
+            if let budget = options.budgetBytes, used + perProbe > budget {
+                conclusion = .budgetExhausted(usedBytes: used, budgetBytes: budget)
+                break
+            }
+            if Task.isCancelled { throw ReplayClientError(.cancelled, "the DPI search was cancelled") }
+            let number = probes.count + 1
+            onEvent(.probeStarted(number: number, probe: probe, testID: testID, bytesSoFar: used))
+            let probeResult = try await runProbe(
+                probe, mask: mask, number: number, testID: testID, map: map, test: test, reference: result,
+                address: address, tls: tls, deadline: deadline,
+                onProgress: { onEvent(.probeProgress(number: number, bytesReceived: $0.bytesReceived)) })
+            used += probeResult.bytes
+            probes.append(probeResult)
+            onEvent(.probeFinished(probeResult, bytesSoFar: used))
+            testID += 1
+            step = try await driver.record(probeResult, nextTestID: testID)
+        }
+        let search = DPISearchResult(
+            test: test.entry.id, replayName: test.original.name, userID: configuration.userID,
+            historyCount: result.historyCount, method: options.method, earlyStop: options.earlyStop,
+            conclusion: conclusion, probes: probes, bytes: used,
+            durationSeconds: started.duration(to: clock.now).inSeconds, startedAt: startedAt)
+        try await store(search)
+        return search
+    }
+
+    /// What one probe is expected to cost: the test's original replay (sent and received), else the trace's bytes.
+    static func expectedProbeBytes(_ test: ReplayClient.Test, _ result: TestResult) -> Int {
+        if let original = result.original { return original.bytesSent + original.bytesReceived }
+        return test.original.bytesUp + test.original.bytesDown
+    }
+
+    /// The early stop's replay deadline: twice the control replay's duration, at least ten sample intervals (the
+    /// analysis needs five positive samples per replay), `nil` without a control.
+    static func earlyStopDeadline(_ result: TestResult) -> Duration? {
+        guard let control = result.control else { return nil }
+        let interval = result.original?.sampleInterval ?? control.sampleInterval
+        return max(control.duration * 2, interval * 10)
+    }
+
+    /// One probe: the original trace with the region inverted, testID `testID`, then the analysis against testID 0.
+    func runProbe(
+        _ probe: DPIProbe,
+        mask: [Range<Int>],
+        number: Int,
+        testID: Int,
+        map: DPITraceMap,
+        test: ReplayClient.Test,
+        reference: TestResult,
+        address: String,
+        tls: NIOSSLContext?,
+        deadline: Duration?,
+        onProgress: @escaping @Sendable (ReplayProgress) -> Void
+    ) async throws(ReplayClientError) -> DPIProbeResult {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let replay = try map.probeReplay(probe, mask: mask)
+        var configuration = client.configuration
+        if let deadline { configuration.timing.replayDeadline = deadline }
+        let prober = ReplayClient(configuration: configuration)
+        var realIP = "127.0.0.1"
+        if replay.trace.transport == .tcp, prober.discoversAddress(address),
+            let port = replay.trace.flows.first?.serverPort,
+            let ip = try await prober.whatsMyIP(address: address, port: Int(port)), ip != "127.0.0.1"
+        {
+            realIP = ip
+        }
+        let declaration = IDDeclaration(
+            userID: configuration.userID, testID: testID, replayName: test.original.name,
+            extraString: configuration.extraString, historyCount: reference.historyCount, endOfTest: true,
+            realIP: realIP, clientVersion: configuration.clientVersion)
+        var session = ReplaySession(
+            serverAddress: address, configuration: configuration,
+            tls: configuration.sideChannelTLS ? tls : nil, declaration: declaration, trace: replay.trace,
+            appDuration: test.entry.durationSeconds, onProgress: onProgress)
+        session.changeSpec = replay.changeSpec
+        let outcome = try await session.run().outcome
+        let summary = try await prober.analysis(
+            address: address, tls: tls, historyCount: reference.historyCount,
+            originalSamples: reference.originalSamples, controlSamples: outcome.samples, testID: testID)
+        return DPIProbeResult(
+            number: number, probe: probe, mask: mask, testID: testID, summary: summary,
+            classificationBroke: summary.verdict == .differentiation,
+            bytes: outcome.bytesSent + outcome.bytesReceived,
+            seconds: started.duration(to: clock.now).inSeconds,
+            stoppedEarly: deadline != nil && outcome.reachedDeadline, samples: outcome.samples)
+    }
+
+    /// Adds the probes (replays with their testIDs and analyses against testID 0) to the test's stored record. The
+    /// last probe's analysis note carries the search's conclusion.
+    func store(_ search: DPISearchResult) async throws(ReplayClientError) {
+        guard let store = client.configuration.store, !search.probes.isEmpty else { return }
+        let key = TestKey(userID: search.userID, historyCount: search.historyCount)
+        do {
+            guard var record = try await store.test(key) else { return }
+            let now = Date()
+            for (index, probe) in search.probes.enumerated() {
+                record.replays.removeAll { $0.key.testID == probe.testID }
+                record.analyses.removeAll { $0.comparedTestID == probe.testID }
+                record.replays.append(
+                    ReplayRecord(
+                        key: key.replay(probe.testID), replayName: search.replayName,
+                        samples: probe.samples.droppingLastSample(), receivedAt: now, clientDurationSeconds: nil))
+                var summary = probe.summary
+                var note = "DPI probe \(probe.number) (\(search.method.rawValue)): \(probe.probe) "
+                note += probe.classificationBroke ? "T" : "F"
+                if index == search.probes.count - 1 { note += "; search: " + DPIReport.conclusionLine(search) }
+                summary.note = note
+                record.analyses.append(
+                    AnalysisRecord(test: key, comparedTestID: probe.testID, summary: summary, analysedAt: now))
+            }
+            try await store.save(test: record)
+        } catch {
+            throw ReplayClientError(.storeFailed, "cannot record the DPI search in \(store.databaseName): \(error)")
+        }
+    }
+}
+
+/// Texts for a finished search.
+public enum DPIReport {
+    /// One line: `rule C_1[156,163) "pandora" (hex 70616e646f7261)`, `no content rule (…)`, ….
+    public static func conclusionLine(_ search: DPISearchResult) -> String {
+        switch search.conclusion {
+        case .rules(let findings):
+            return findings.map { finding in
+                var text = "rule \(finding.packet)[\(finding.region.lowerBound),\(finding.region.upperBound))"
+                if let shown = finding.text, let hex = finding.hex { text += " \"\(shown)\" (hex \(hex))" }
+                return text
+            }.joined(separator: "; ")
+        case .noContentRule(let why): return "no content rule (\(why))"
+        case .probeLimit(let probes): return "no rule: probe limit reached after \(probes) probes"
+        case .budgetExhausted(let used, let budget):
+            return "stopped: the next probe could exceed the data budget (\(used) of \(budget) bytes used)"
+        }
+    }
+}
