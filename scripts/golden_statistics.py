@@ -615,6 +615,147 @@ def generator_cases():
     return cases
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Paired sign-flip (randomization) test and its shift interval (WeheStatistics SignFlipTest)
+
+def sign_flip_half_sums(values):
+    """The 2^m signed sums, mask bit k set = value k negated, each evaluated left to right (as the Swift code)."""
+    sums = []
+    for mask in range(1 << len(values)):
+        total = 0.0
+        for index, value in enumerate(values):
+            total += -value if (mask >> index) & 1 else value
+        sums.append(total)
+    return sums
+
+
+def sign_flip_count(values, alternative):
+    """Meet-in-the-middle count of the Swift implementation, mirrored operation for operation."""
+    split = len(values) // 2
+    first = sign_flip_half_sums(values[:split])
+    unsorted = sign_flip_half_sums(values[split:])
+    second = np.array(sorted(unsorted))
+    observed = first[0] + unsorted[0]
+    magnitude = 0.0
+    for value in values:
+        magnitude += abs(value)
+    tolerance = 1e-9 * magnitude
+    count = 0
+    if alternative == "greater":
+        threshold = observed - tolerance
+        for a in first:
+            count += len(second) - int(np.searchsorted(second, threshold - a, side="left"))
+    elif alternative == "less":
+        threshold = observed + tolerance
+        for a in first:
+            count += int(np.searchsorted(second, threshold - a, side="right"))
+    else:
+        threshold = abs(observed) - tolerance
+        if threshold <= 0:
+            return len(first) * len(second), observed
+        for a in first:
+            count += len(second) - int(np.searchsorted(second, threshold - a, side="left"))
+            count += int(np.searchsorted(second, -threshold - a, side="right"))
+    return count, observed
+
+
+def sign_flip_exact_count(values, alternative):
+    """Independent reference: every sign vector, exact rational arithmetic (no tolerance)."""
+    exact = [Fraction(v) for v in values]
+    observed = sum(exact)
+    count = 0
+    for mask in range(1 << len(values)):
+        t = sum(-v if (mask >> i) & 1 else v for i, v in enumerate(exact))
+        if alternative == "greater":
+            count += t >= observed
+        elif alternative == "less":
+            count += t <= observed
+        else:
+            count += abs(t) >= abs(observed)
+    return count
+
+
+def sign_flip_interval(values, level):
+    """The Swift bisection, mirrored."""
+    tail = (1 - level) / 2
+    total = float(1 << len(values))
+    low, high = min(values), max(values)
+
+    def keeps(delta, alternative):
+        count, _ = sign_flip_count([v - delta for v in values], alternative)
+        return count / total > tail
+
+    if low == high:
+        return (low, high) if 1 / total <= tail else (-math.inf, math.inf)
+    lower = -math.inf
+    if not keeps(low, "greater"):
+        rejected, kept = low, high
+        for _ in range(100):
+            middle = rejected + (kept - rejected) / 2
+            if middle <= rejected or middle >= kept:
+                break
+            if keeps(middle, "greater"):
+                kept = middle
+            else:
+                rejected = middle
+        lower = kept
+    upper = math.inf
+    if not keeps(high, "less"):
+        kept, rejected = low, high
+        for _ in range(100):
+            middle = kept + (rejected - kept) / 2
+            if middle <= kept or middle >= rejected:
+                break
+            if keeps(middle, "less"):
+                kept = middle
+            else:
+                rejected = middle
+        upper = kept
+    return lower, upper
+
+
+def sign_flip_cases():
+    specs = [
+        ("three", lit([1, 2, 3])),
+        ("mixed-ties", lit([1, -1, 2, -2, 3, 0.5, 0.5])),
+        ("one", lit([0.7])),
+        ("zeros", lit([0, 0, 0, 0])),
+        ("eight-positive", lit([0.2, 0.25, 0.3, 0.22, 0.28, 0.26, 0.21, 0.24])),
+        ("ten-one-against", lit([-0.31, -0.25, -0.28, -0.2, 0.05, -0.33, -0.27, -0.24, -0.3, -0.29])),
+    ]
+    for seed, n, lo, hi in [(1, 6, -1, 1), (2, 9, -1, 1), (3, 10, -0.5, 0.2), (4, 12, -0.4, 0.1), (5, 14, -1, 1),
+                            (6, 16, -0.3, 0.25), (7, 11, 0.0, 0.5), (8, 13, -0.2, 0.2), (9, 15, -0.35, 0.05)]:
+        specs.append((f"uniform-{seed}", uniform(seed, n, lo, hi)))
+    for seed, n, loc, scale in [(11, 8, -0.1, 0.2), (12, 10, -0.22, 0.1), (13, 12, 0.0, 0.3), (14, 20, -0.05, 0.2),
+                                (15, 18, 0.02, 0.1)]:
+        specs.append((f"bell-{seed}", bell(seed, n, loc, scale)))
+    specs.append(("grid-ties", grid(21, 12, -0.375, 0.125, 7)))
+    cases = []
+    for case_id, spec in specs:
+        stored, values = sample(spec)
+        case = {"id": case_id, "d": stored, "n": len(values)}
+        for alternative in ["two-sided", "greater", "less"]:
+            count, observed = sign_flip_count(values, alternative)
+            if len(values) <= 16:
+                exact = sign_flip_exact_count(values, alternative)
+                assert exact == count, (case_id, alternative, exact, count)
+            p = count / float(1 << len(values))
+            # SciPy's exact paired permutation test (swapping the members of a pair = flipping the sign).
+            if 2 <= len(values) <= 16 and any(v != 0 for v in values):
+                ref = st.permutation_test(
+                    (np.array(values), np.zeros(len(values))), lambda x, y, axis: np.sum(x - y, axis=axis),
+                    permutation_type="samples", alternative=alternative, n_resamples=np.inf, vectorized=True)
+                assert abs(ref.pvalue - min(1.0, p)) <= 1e-12 or (alternative == "two-sided" and abs(ref.pvalue - p) <= 1e-12), \
+                    (case_id, alternative, ref.pvalue, p)
+            case[{"two-sided": "pTwoSided", "greater": "pGreater", "less": "pLess"}[alternative]] = p
+            case["sum"] = observed
+        for level, key in [(0.95, "ci95"), (0.99, "ci99")]:
+            lower, upper = sign_flip_interval(values, level)
+            case[key] = [num(lower), num(upper)]
+        cases.append(case)
+    return cases
+
+
 def main():
     assert scipy.__version__ == "1.17.1", scipy.__version__
     families = {
@@ -627,6 +768,7 @@ def main():
         "area.json": area_cases,
         "distributions.json": distribution_cases,
         "generator.json": generator_cases,
+        "signflip.json": sign_flip_cases,
     }
     only = set(sys.argv[1:])
     for name, build in families.items():

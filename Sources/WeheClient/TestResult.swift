@@ -38,6 +38,8 @@ public struct TestResult: Sendable {
     public var bytesReceived: Int
     /// When the final run started.
     public var startedAt: Date
+    /// The sensitive verdict beside the published one (`runInterleaved`); `nil` from `run`.
+    public var sensitive: SensitiveSummary? = nil
 
     /// The verdict.
     public var verdict: Verdict { summary.verdict }

@@ -30,7 +30,42 @@ enum ResultOutput {
         if let first = result.firstVerdict { members.append(("firstVerdict", .string(first.rawValue))) }
         members.append(("reason", result.summary.insufficientDataReason.map(JSONValue.string) ?? .null))
         members.append(("note", result.summary.note.map(JSONValue.string) ?? .null))
+        members += sensitiveMembers(result.sensitiveSummary)
         return JSONValue.object(members).serialized()
+    }
+
+    /// The sensitive verdict's members (issue 18): `sensitiveVerdict` takes the values of `verdict`.
+    static func sensitiveMembers(_ sensitive: SensitiveSummary) -> [(String, JSONValue)] {
+        func number(_ value: Double) -> JSONValue {
+            value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
+        }
+        return [
+            ("sensitiveVerdict", .string(sensitive.verdict.rawValue)),
+            ("sensitiveDirection", sensitive.direction.map { .string($0.rawValue) } ?? .null),
+            ("sensitivePValue", number(sensitive.pValue)),
+            ("sensitiveAlpha", number(sensitive.alpha)),
+            ("sensitiveRounds", .number(Double(sensitive.rounds), text: String(sensitive.rounds))),
+            ("slowdown", number(sensitive.slowdown)),
+            ("slowdownLower", number(sensitive.slowdownLower)),
+            ("slowdownUpper", number(sensitive.slowdownUpper)),
+            ("sensitiveEffect", .string(sensitive.effectText)),
+            ("sensitiveDurationSeconds", sensitive.durationSeconds.map(number) ?? .null),
+            (
+                "sensitiveBytes",
+                sensitive.bytesReceived.map { .number(Double($0), text: String($0)) } ?? .null
+            ),
+            ("sensitiveNote", sensitive.note.map(JSONValue.string) ?? .null),
+        ]
+    }
+
+    /// One line per interleaved test under the table: the sensitive verdict beside the published one.
+    static func sensitiveLine(_ result: TestResult) -> String? {
+        guard let sensitive = result.sensitive else { return nil }
+        var text = "\(result.name): sensitive verdict (\(sensitive.rounds) rounds): \(sensitive.verdict.rawValue)"
+        if let direction = sensitive.direction { text += " (\(direction.rawValue))" }
+        text += ", \(sensitive.effectText), p \(JSONText.compactNumber(sensitive.pValue))"
+        if let note = sensitive.note { text += "; \(note)" }
+        return Terminal.wrap(text)
     }
 
     /// The verdict table, coloured on a terminal; 80 columns wide for names of up to 12 characters.
@@ -58,7 +93,9 @@ enum ResultOutput {
                 Terminal.wrap("\(result.name): " + strings.tooFewMeasurements($0))
             }
         }
-        let footer = reasons.isEmpty ? "" : "\n" + reasons.joined(separator: "\n")
+        let sensitiveLines = results.compactMap(sensitiveLine)
+        let notes = reasons + sensitiveLines
+        let footer = notes.isEmpty ? "" : "\n" + notes.joined(separator: "\n")
         guard color else { return text + footer }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         for (index, result) in results.enumerated() where index + 2 < lines.count {

@@ -30,8 +30,17 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @OptionGroup(title: "Localization (with --localize)") var localization: LocalizationFlags
 
+    @Flag(
+        name: .long,
+        help: "Also run more rounds of both replays, each in coin-flipped order, for the sensitive verdict (issue 18).")
+    var interleaved = false
+
+    @Option(name: .long, help: "Rounds of the interleaved mode, the published test included (8-24, default 10).")
+    var rounds = 10
+
     func validate() throws {
         if tests.isEmpty && !all { throw ValidationError("name at least one test, or pass --all") }
+        if !(8...24).contains(rounds) { throw ValidationError("--rounds must be between 8 and 24") }
     }
 
     func run() async throws {
@@ -41,7 +50,7 @@ struct RunCommand: AsyncParsableCommand {
     private func perform() async throws {
         try await Self.perform(
             options: options, connection: connection, replays: replays,
-            localization: localize ? localization : nil
+            localization: localize ? localization : nil, rounds: interleaved ? rounds : nil
         ) { library, catalog in
             all ? catalog.entries.filter { TestSelection.available($0, library, catalog) }.map(\.id) : tests
         }
@@ -55,6 +64,7 @@ struct RunCommand: AsyncParsableCommand {
         connection: ServerOptions,
         replays: ReplayDirectoryOption,
         localization: LocalizationFlags?,
+        rounds: Int? = nil,
         ids: (ReplayLibrary, AppCatalog) -> [String]
     ) async throws {
         let directory = DataDirectory.resolve(options.dataDirectory)
@@ -81,7 +91,7 @@ struct RunCommand: AsyncParsableCommand {
                     ) { configuration, envelope in
                         try await Self.execute(
                             selected, configuration: configuration, strings: strings, json: options.json,
-                            localization: localizing, envelope: envelope)
+                            localization: localizing, envelope: envelope, rounds: rounds)
                     }
                 }
             } catch let error as CLIError {
@@ -102,7 +112,8 @@ struct RunCommand: AsyncParsableCommand {
         strings: Strings,
         json: Bool,
         localization: (options: LocalizationOptions, force: Bool)? = nil,
-        envelope: AccessEnvelope? = nil
+        envelope: AccessEnvelope? = nil,
+        rounds: Int? = nil
     ) async throws {
         let renderer = ProgressRenderer(strings: strings, json: json)
         let client = ReplayClient(configuration: configuration)
@@ -114,7 +125,12 @@ struct RunCommand: AsyncParsableCommand {
             if let line = plan.announce(index, strings: strings) { renderer.note(line) }
             do {
                 let result = try await Interrupts.cancellingOnSIGINT { () async throws -> TestResult in
-                    try await Self.guarded(envelope) { try await client.run(test) { renderer.handle($0) } }
+                    try await Self.guarded(envelope) {
+                        if let rounds {
+                            return try await client.runInterleaved(test, rounds: rounds) { renderer.handle($0) }
+                        }
+                        return try await client.run(test) { renderer.handle($0) }
+                    }
                 }
                 results.append(result)
                 if json { print(ResultOutput.json(result)) } else { renderer.note(strings.verdictLine(result)) }

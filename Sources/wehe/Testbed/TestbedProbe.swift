@@ -15,7 +15,8 @@ struct TestbedProbe: AsyncParsableCommand {
             no history, no confirmation run, a fresh random user id per probe unless --user-id is given. The \
             JSON object has the verdict and statistics of `wehe run --json` plus "original" and "control": the \
             samples (Mbit/s) as the server analysed them (the last, partial sample of each replay dropped), \
-            and "label", copied from --label.
+            and "label", copied from --label. With --rounds N the published test is followed by N − 1 more rounds \
+            and "sensitiveVerdict" is decided on all of them (Docs/testbed.md, issue 18).
             """
     )
 
@@ -43,12 +44,19 @@ struct TestbedProbe: AsyncParsableCommand {
     @Option(name: .long, help: "A text copied into the JSON output (e.g. the testbed condition).")
     var label = ""
 
+    @Option(
+        name: .long,
+        help: "Rounds of both replays (coin-flipped order each) for the sensitive verdict; 1 = the published test only."
+    )
+    var rounds = 1
+
     @OptionGroup var replays: ReplayDirectoryOption
 
     func validate() throws {
         guard ["random", "original-first", "control-first"].contains(order) else {
             throw ValidationError("--order must be random, original-first or control-first")
         }
+        guard (1...24).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 24") }
     }
 
     func run() async throws {
@@ -80,7 +88,8 @@ struct TestbedProbe: AsyncParsableCommand {
                 order == "original-first" ? .originalFirst : order == "control-first" ? .controlFirst : .random
             let result: TestResult
             do {
-                result = try await ReplayClient(configuration: configuration).run(selected)
+                result = try await ReplayClient(configuration: configuration).runInterleaved(
+                    selected, rounds: rounds)
             } catch {
                 throw CLIError(error)
             }
@@ -104,24 +113,33 @@ struct TestbedProbe: AsyncParsableCommand {
             .array(series.droppingLastSample().mbps.map(number))
         }
         let summary = result.summary
-        return JSONValue.object([
-            ("label", .string(label)),
-            ("test", .string(result.test)),
-            ("userID", .string(result.userID)),
-            ("historyCount", .number(Double(result.historyCount), text: String(result.historyCount))),
-            ("verdict", .string(summary.verdict.rawValue)),
-            ("direction", summary.direction.map { .string($0.rawValue) } ?? .null),
-            ("area", number(summary.areaTest)),
-            ("ksPValue", number(summary.ksPValue)),
-            ("ksStatistic", number(summary.ksStatistic)),
-            ("originalMeanMbps", number(summary.originalMeanMbps)),
-            ("controlMeanMbps", number(summary.controlMeanMbps)),
-            ("areaThreshold", number(summary.thresholds.area)),
-            ("ksPValueThreshold", number(summary.thresholds.ksPValue)),
-            ("durationSeconds", number(result.durationSeconds)),
-            ("bytes", .number(Double(result.bytesReceived), text: String(result.bytesReceived))),
-            ("original", samples(result.originalSamples)),
-            ("control", samples(result.controlSamples)),
-        ]).serialized()
+        return JSONValue.object(
+            [
+                ("label", .string(label)),
+                ("test", .string(result.test)),
+                ("userID", .string(result.userID)),
+                ("historyCount", .number(Double(result.historyCount), text: String(result.historyCount))),
+                ("verdict", .string(summary.verdict.rawValue)),
+                ("direction", summary.direction.map { .string($0.rawValue) } ?? .null),
+                ("area", number(summary.areaTest)),
+                ("ksPValue", number(summary.ksPValue)),
+                ("ksStatistic", number(summary.ksStatistic)),
+                ("originalMeanMbps", number(summary.originalMeanMbps)),
+                ("controlMeanMbps", number(summary.controlMeanMbps)),
+                ("areaThreshold", number(summary.thresholds.area)),
+                ("ksPValueThreshold", number(summary.thresholds.ksPValue)),
+                ("durationSeconds", number(result.durationSeconds)),
+                ("bytes", .number(Double(result.bytesReceived), text: String(result.bytesReceived))),
+                ("original", samples(result.originalSamples)),
+                ("control", samples(result.controlSamples)),
+            ] + ResultOutput.sensitiveMembers(result.sensitiveSummary) + [
+                ("roundOriginalMeansMbps", .array(result.sensitiveSummary.originalMeansMbps.map(number))),
+                ("roundControlMeansMbps", .array(result.sensitiveSummary.controlMeansMbps.map(number))),
+                (
+                    "reachedDeadline",
+                    .bool(result.original?.reachedDeadline == true || result.control?.reachedDeadline == true)
+                ),
+            ]
+        ).serialized()
     }
 }
