@@ -2,6 +2,7 @@
 """accuracy_report.py - the accuracy table of a scripts/accuracy.sh run.
 
     accuracy_report.py accuracy-YYYYmmdd-HHMMSS.jsonl [--markdown] [--disagreements]
+    accuracy_report.py accuracy-….jsonl --sensitive [--markdown]    both verdicts side by side (ROUNDS > 1)
 
 Per condition: runs, our verdicts (differentiation / none / inconclusive / error), the true-positive rate
 (conditions where the app or port is throttled: share of runs we call differentiation) or the false-positive rate
@@ -18,7 +19,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference_verdict import analyse  # noqa: E402
 
-ORDER = ["none", "app1.5", "app4", "app10", "port", "porttest", "delayed", "loss1"]
+ORDER = ["none", "app1.5", "app4", "app10", "port", "porttest", "delayed", "loss1", "cap60", "cap70", "cap75", "cap80",
+         "cap90", "police50", "police70", "police85", "first1mb", "first3mb", "after3mb", "rtt50", "rtt150",
+         "crossconst", "crossonoff", "crossheavy", "loss2"]
 SHORT = {"differentiation": "diff", "no-differentiation": "none", "inconclusive": "inc", "blocked": "blocked"}
 
 
@@ -94,6 +97,90 @@ def table(records, markdown):
     print(f"Our verdict equals the reference verdict in {agree}/{len(valid)} tests")
 
 
+def sign_flip_p(originals, controls, floor=0.001):
+    """Independent recomputation of the sensitive p-value: every sign vector of the rounds' log ratios, exact
+    rational sums (no tolerance), two-sided."""
+    import math
+    from fractions import Fraction
+    d = [Fraction(math.log((o + floor) / (c + floor))) for o, c in zip(originals, controls)
+         if o >= 0 and c >= 0 and (o > 0 or c > 0)]
+    if not d:
+        return 1.0
+    observed = abs(sum(d))
+    count = 0
+    for mask in range(1 << len(d)):
+        count += abs(sum(-v if (mask >> i) & 1 else v for i, v in enumerate(d))) >= observed
+    return count / (1 << len(d))
+
+
+def sensitive_table(records, markdown):
+    """Both verdicts per condition: the published one (first round) and the sensitive one (all rounds)."""
+    groups = {}
+    for record in records:
+        groups.setdefault(record["condition"], []).append(record)
+    names = sorted(groups, key=lambda name: (ORDER.index(name) if name in ORDER else len(ORDER), name))
+    header = ["condition", "throttle/path Mbit/s", "truth", "runs", "rounds", "published diff/none/inc",
+              "published rate", "sensitive diff/none/inc", "sensitive rate", "median slowdown (CI)",
+              "published median s / MB", "sensitive median s / MB", "p recomputed"]
+    rows = []
+    totals = {}
+    for name in names:
+        group = groups[name]
+        first = group[0]
+        valid = [r for r in group if r["verdict"] != "error" and "sensitiveVerdict" in r]
+        count = lambda values, verdict: sum(1 for v in values if v == verdict)  # noqa: E731
+        ours = [r["verdict"] for r in valid]
+        sens = [r["sensitiveVerdict"] for r in valid]
+        positive = first["truth"] == "positive"
+        published_hits = count(ours, "differentiation") + count(ours, "blocked")
+        sensitive_hits = count(sens, "differentiation")
+        for key, hits in (("published", published_hits), ("sensitive", sensitive_hits)):
+            slot = totals.setdefault((key, first["truth"]), [0, 0])
+            slot[0] += hits
+            slot[1] += len(group)
+        errors = len(group) - len(valid)
+
+        def median(values, digits=1):
+            return f"{statistics.median(values):.{digits}f}" if values else "-"
+        slow = [r["slowdown"] for r in valid if r.get("slowdown") is not None]
+        lows = [r["slowdownLower"] for r in valid if r.get("slowdownLower") is not None]
+        highs = [r["slowdownUpper"] for r in valid if r.get("slowdownUpper") is not None]
+        agree = sum(1 for r in valid if r.get("roundOriginalMeansMbps")
+                    and abs(sign_flip_p(r["roundOriginalMeansMbps"], r["roundControlMeansMbps"])
+                            - r["sensitivePValue"]) <= 1e-12)
+        rows.append([
+            name, f"{rate_text(first.get('throttleKbit', 0))} / {rate_text(first.get('pathKbit', 0))}",
+            "diff" if positive else "none", f"{len(group)}" + (f" ({errors} err)" if errors else ""),
+            str(first.get("rounds", "?")),
+            f"{count(ours, 'differentiation')}/{count(ours, 'no-differentiation')}/{count(ours, 'inconclusive')}",
+            f"{published_hits / len(group):.2f}",
+            f"{count(sens, 'differentiation')}/{count(sens, 'no-differentiation')}/{count(sens, 'inconclusive')}",
+            f"{sensitive_hits / len(group):.2f}",
+            f"{median([100 * x for x in slow], 0)} % ({median([100 * x for x in lows], 0)}-"
+            f"{median([100 * x for x in highs], 0)})",
+            f"{median([r['durationSeconds'] for r in valid])} / {median([r['bytes'] / 1e6 for r in valid])}",
+            f"{median([r['sensitiveDurationSeconds'] for r in valid if r.get('sensitiveDurationSeconds')])} / "
+            f"{median([r['sensitiveBytes'] / 1e6 for r in valid if r.get('sensitiveBytes')])}",
+            f"{agree}/{len(valid)}",
+        ])
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+    else:
+        widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(len(header))]
+        render = lambda row: "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()  # noqa: E731
+        lines = [render(header), render(["-" * w for w in widths])] + [render(row) for row in rows]
+    print("\n".join(lines))
+    print("\n(rate: detection rate where truth is diff, false-positive rate where truth is none)")
+    for key in ("published", "sensitive"):
+        tp = totals.get((key, "positive"), [0, 0])
+        tn = totals.get((key, "negative"), [0, 0])
+        if tp[1]:
+            print(f"{key}: detection over all throttled conditions {tp[0]}/{tp[1]} = {tp[0] / tp[1]:.3f}")
+        if tn[1]:
+            print(f"{key}: false positives over all unthrottled conditions {tn[0]}/{tn[1]} = {tn[0] / tn[1]:.3f}")
+
+
 def disagreements(records):
     for r in records:
         if r["verdict"] != "error" and r["verdict"] != r["reference"]["verdict"]:
@@ -119,6 +206,9 @@ def main():
     records = load(args[0])
     if not records:
         sys.exit("no records")
+    if "--sensitive" in sys.argv:
+        sensitive_table(records, "--markdown" in sys.argv)
+        return
     table(records, "--markdown" in sys.argv)
     if "--disagreements" in sys.argv:
         print("\nDisagreements with the reference:")

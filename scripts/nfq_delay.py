@@ -42,8 +42,11 @@ def message(kind, queue, attributes, flags=F_REQUEST, sequence=0):
 
 
 class DelayQueue:
-    def __init__(self, queue, delay, loss, seed, maxlen):
+    def __init__(self, queue, delay, loss, seed, maxlen, jitter=0.0):
         self.queue, self.delay, self.loss = queue, delay, loss
+        # Jitter: each packet's delay is drawn uniformly in [delay - jitter, delay + jitter], but a packet never
+        # leaves before the one queued ahead of it (a FIFO link whose queueing delay varies, no reordering).
+        self.jitter, self.last_release = jitter, 0.0
         self.random = random.Random(seed)
         self.pending = []  # heap of (release time, packet id, verdict)
         self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
@@ -72,7 +75,12 @@ class DelayQueue:
                 packet_id = self.packet_id(data, offset + 20, offset + length)
                 if packet_id is not None:
                     verdict = DROP if self.loss and self.random.random() < self.loss else ACCEPT
-                    heapq.heappush(self.pending, (time.monotonic() + self.delay, packet_id, verdict))
+                    delay = self.delay
+                    if self.jitter:
+                        delay = max(0.0, delay + self.random.uniform(-self.jitter, self.jitter))
+                    release = max(time.monotonic() + delay, self.last_release)
+                    self.last_release = release
+                    heapq.heappush(self.pending, (release, packet_id, verdict))
             offset += (length + 3) & ~3
 
     @staticmethod
@@ -109,12 +117,13 @@ def main():
     parser.add_argument("--delay-ms", type=float, default=30.0)
     parser.add_argument("--loss", type=float, default=0.0, help="drop probability in [0, 1)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jitter-ms", type=float, default=0.0, help="uniform +- jitter of each delay (FIFO kept)")
     parser.add_argument("--maxlen", type=int, default=8192, help="packets the kernel may queue for us")
     args = parser.parse_args()
     if args.delay_ms < 0 or not 0 <= args.loss < 1:
         parser.error("--delay-ms must be >= 0 and --loss within [0, 1)")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    DelayQueue(args.queue, args.delay_ms / 1000.0, args.loss, args.seed, args.maxlen).run()
+    DelayQueue(args.queue, args.delay_ms / 1000.0, args.loss, args.seed, args.maxlen, args.jitter_ms / 1000.0).run()
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@
 #   LOSS_PM=0        random loss towards the client, per mille of packets (nft numgen; every flow)
 #   DELAY_MS=0       extra one-way delay towards the client (the kernel has no netem: a userspace NFQUEUE
 #                    program, scripts/nfq_delay.py, holds each packet)
+#   JITTER_MS=0      with DELAY_MS: each packet's delay uniform in DELAY_MS ± JITTER_MS, order kept (FIFO)
 #   TOPO=line        line: the three namespaces above. y: the Y of WeHeY (six namespaces, drawing above)
 #   PLACE=shared     TOPO=y: where the classifier and shaper sit. shared: on the access router r, interface rc (the
 #                    segment both servers' traffic crosses); a or b: on that branch router only, interface ar or br
@@ -369,7 +370,8 @@ impairments() {
         # --queue-bypass: while no program listens on the queue, packets pass undelayed instead of being dropped.
         in_r iptables -t mangle -A POSTROUTING -o rc -j NFQUEUE --queue-num 0 --queue-bypass
         in_r ip6tables -t mangle -A POSTROUTING -o rc -j NFQUEUE --queue-num 0 --queue-bypass
-        in_r setsid python3 "$NFQ_DELAY" --queue 0 --delay-ms "$DELAY_MS" </dev/null >/dev/null 2>&1 &
+        in_r setsid python3 "$NFQ_DELAY" --queue 0 --delay-ms "$DELAY_MS" --jitter-ms "${JITTER_MS:-0}" \
+            </dev/null >/dev/null 2>&1 &
         # Wait until the program has bound queue 0 (before that, packets bypass it).
         for _ in $(seq 100); do
             in_r awk '$1 == 0 { found = 1 } END { exit !found }' /proc/net/netfilter/nfnetlink_queue 2>/dev/null &&
