@@ -7,6 +7,11 @@ public import WeheCore
 /// strictly, and reports the first problem with the entry index, field and byte offset. Memory is bounded by the
 /// input size limit of `ReplayFileReader` plus the decoded trace (about half the file size).
 public struct ClientTraceDecoder: Sendable {
+    /// Largest `response_len` accepted: 4 GiB, three orders of magnitude above the largest published response
+    /// (about 2 MB). The bound keeps sums over a whole trace (`bytesDown`, the derived server trace) far from
+    /// overflowing `Int`; found by fuzzing (two `Int.max` lengths trapped).
+    public static let maximumResponseLength = 1 << 32
+
     /// Creates a decoder.
     public init() {}
 
@@ -163,6 +168,9 @@ public struct ClientTraceDecoder: Sendable {
                     }
                     guard let value = try scanner.parseInteger() else { throw wrong("response_len must be an integer") }
                     guard value >= 0 else { throw wrong("response_len \(value) is negative") }
+                    guard value <= Self.maximumResponseLength else {
+                        throw wrong("response_len \(value) is larger than \(Self.maximumResponseLength)")
+                    }
                     responseLength = value
                 case "response_hash":
                     if try scanner.parseLiteral("null") {

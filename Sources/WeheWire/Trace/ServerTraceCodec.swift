@@ -135,9 +135,11 @@ public struct ServerTraceCodec: Sendable {
 
     private func integer(_ value: JSONValue?, field: String) throws(WeheWireError) -> Int {
         guard case .number(let number, let text)? = value, let integer = Int(text) ?? Int(exactly: number),
-            integer >= 0
+            integer >= 0, integer <= ClientTraceDecoder.maximumResponseLength
         else {
-            throw WeheWireError(.invalidValue, "must be a non-negative integer", field: field)
+            throw WeheWireError(
+                .invalidValue, "must be a non-negative integer of at most \(ClientTraceDecoder.maximumResponseLength)",
+                field: field)
         }
         return integer
     }
