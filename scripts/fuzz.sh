@@ -14,6 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v swiftc >/dev/null 2>&1 || { [ -r /etc/profile.d/swift.sh ] && . /etc/profile.d/swift.sh; }
+# Swift's own crash backtracer does not finish under the address sanitizer (seen here: it waited for minutes);
+# libFuzzer's deadly-signal handler prints the stack and keeps the input instead.
+export SWIFT_BACKTRACE=enable=no
 
 out=.build-fuzz
 binary="$out/wehe-fuzz"
