@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of every parser that reads bytes from the network or from files (issue 14; Fuzz/README.md).
 # Builds WeheCore + WeheWire + the harness (Fuzz/Harness) with `swiftc -sanitize=fuzzer,address` into .build-fuzz/,
-# then runs each libFuzzer target for a bounded time, seeded with Fuzz/corpus/<target> (plus, read at run time, the
-# project's Fixtures/replays and the small published traces in ../shared/replays). Prints per target: executions,
+# then runs each libFuzzer target for a bounded time with Fuzz/dictionaries/<target>.dict (the format's key words),
+# seeded with Fuzz/corpus/<target> (plus, read at run time, the project's Fixtures/replays and the small published
+# traces in ../shared/replays). Prints per target: executions,
 # exec/s, coverage (cov/ft), corpus size, crashes. Exits non-zero on a crash, invariant violation, leak, timeout or
 # out-of-memory report; the input is kept in .build-fuzz/artifacts/<target>/ and printed (hex) in the log.
 #
@@ -104,8 +105,10 @@ for target in "${targets[@]}"; do
     echo "== fuzz $target: ${seconds} s"
     touch "$log.start"
     set +e
+    dictionary=()
+    [ -f "Fuzz/dictionaries/$target.dict" ] && dictionary=(-dict="Fuzz/dictionaries/$target.dict")
     WEHE_FUZZ_TARGET="$target" ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}" "$binary" \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len "$target")" \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len "$target")" "${dictionary[@]}" \
         -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "Fuzz/corpus/$target" "$seeds" \
         </dev/null >"$log" 2>&1
     code=$?
