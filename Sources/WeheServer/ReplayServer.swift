@@ -34,6 +34,8 @@ package final class ReplayServer: Service, Sendable {
     }
 
     private let configuration: ReplayServerConfiguration
+    /// A seam for tests: faults injected into the setup of TCP connections (none unless a test sets one).
+    package let setupFaults = ConnectionSetupFaults()
     /// The one connection budget of every TCP listener (also lent to the operator dashboard).
     package let connectionLimiter: ConnectionLimiter
     private let ready = ReadyGate()
@@ -258,16 +260,19 @@ package final class ReplayServer: Service, Sendable {
                     for listener in tcpAccepts {
                         tasks.addTask {
                             await acceptLoop(listener.channel, kind: "tcp-replay", pool: .replay, context: context) {
-                                child in
+                                child, _ in
                                 await TCPReplayHandler(context: context, channel: child).run()
                             }
                         }
                     }
                     for listener in sideAccepts {
                         tasks.addTask {
-                            await acceptLoop(listener.channel, kind: "side", pool: .side, context: context) { child in
-                                await SideChannelHandler(context: context, channel: child, secure: listener.secure)
-                                    .run()
+                            await acceptLoop(
+                                listener.channel, kind: "side", pool: .side, evictable: true, context: context
+                            ) { child, established in
+                                await SideChannelHandler(
+                                    context: context, channel: child, secure: listener.secure, admitted: established
+                                ).run()
                             }
                         }
                     }
@@ -378,9 +383,13 @@ package final class ReplayServer: Service, Sendable {
         kind: String,
         setup: @escaping @Sendable (any Channel) throws -> Void
     ) async throws -> AcceptChannel {
+        let logger = configuration.logger
+        let failures = ConnectionSetupFailureLog(
+            kind: kind, logger: logger, metrics: ServerMetrics(registry: configuration.metricsRegistry))
+        let faults = setupFaults
+        let listener: AcceptChannel
         do {
-            let logger = configuration.logger
-            return try await ServerBootstrap(group: group)
+            listener = try await ServerBootstrap(group: group)
                 .serverChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(AcceptFailureLogger(kind: kind, logger: logger))
@@ -392,23 +401,54 @@ package final class ReplayServer: Service, Sendable {
                     .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 65536)
                 )
                 .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
+                // Run by NIO's accept handler with the child options above; nothing of ours to do there but the
+                // test seam. Its failures (and the options') reach the absorber added below.
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try faults.check(.accepted) }
+                }
                 .bind(host: configuration.bindAddress, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        // Set here, not as a child channel option: a socket option the system refuses for one
-                        // connection (seen: EACCES for an unprivileged server in a sandbox) failed the accept
-                        // stream itself and stopped the whole listener. Without it the connection still works.
-                        _ = try? channel.syncOptions?.setOption(.socketOption(.tcp_nodelay), value: 1)
-                        try setup(channel)
-                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
-                            wrappingChannelSynchronously: channel,
-                            configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4))
-                        )
+                        do {
+                            try faults.check(.pipeline)
+                            // Set here, not as a child channel option: a socket option the system refuses for one
+                            // connection (seen: EACCES for an unprivileged server in a sandbox) must not fail its
+                            // setup. Without it the connection still works.
+                            _ = try? channel.syncOptions?.setOption(.socketOption(.tcp_nodelay), value: 1)
+                            try setup(channel)
+                            return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                                wrappingChannelSynchronously: channel,
+                                configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4))
+                            )
+                        } catch {
+                            // NIO drops a connection whose initializer failed without closing its socket (never
+                            // registered, it would stay open): close it here; the listener goes on.
+                            channel.close(promise: nil)
+                            failures.record(error, stage: .pipeline)
+                            throw error
+                        }
                     }
                 }
         } catch {
             throw ReplayServerError(
                 .bindFailed, "cannot listen on \(configuration.bindAddress):\(port) (\(kind))", underlying: error)
         }
+        // A per-connection error that NIO's accept handler reports down the listening socket's pipeline would end
+        // the accept stream (the whole listener, for good): it stops right after the accept handler. (Added once the
+        // socket is bound, before its port is announced.)
+        do {
+            try await listener.channel.eventLoop.submit {
+                let pipeline = listener.channel.pipeline.syncOperations
+                try pipeline.addHandler(
+                    ConnectionSetupErrorAbsorber(failures: failures),
+                    position: .after(try pipeline.context(name: "AcceptHandler").handler))
+            }.get()
+        } catch {
+            await Self.closeUnused([listener], [])
+            throw ReplayServerError(
+                .bindFailed, "cannot set up the listener on \(configuration.bindAddress):\(port) (\(kind))",
+                underlying: error)
+        }
+        return listener
     }
 
     private func bindUDP(port: Int, group: MultiThreadedEventLoopGroup) async throws -> DatagramChannel {
@@ -462,21 +502,32 @@ package final class ReplayServer: Service, Sendable {
     }
 }
 
-/// Accepts connections until the listener closes; one child task per connection; connections over the cap are
-/// closed at once with a log line.
+/// Accepts connections until the listener closes; one child task per connection. Each connection takes a slot of
+/// the pool's share of the connection budget or is closed at once with a log line. With `evictable`, a connection
+/// holds its slot only loosely until its handler calls the `established` closure it is given (the side channel: once
+/// the declaration is admitted): when the share is full, the oldest such connection is closed for a newcomer, so
+/// idle and trickling connections cannot keep real clients out; established ones are never evicted.
 private func acceptLoop(
     _ listener: ReplayServer.AcceptChannel,
     kind: String,
     pool: ConnectionLimiter.Pool,
+    evictable: Bool = false,
     context: ServerContext,
-    handler: @escaping @Sendable (NIOAsyncChannel<ByteBuffer, ByteBuffer>) async -> Void
+    handler:
+        @escaping @Sendable (NIOAsyncChannel<ByteBuffer, ByteBuffer>, _ established: @escaping @Sendable () -> Void)
+        async -> Void
 ) async {
     do {
         try await withThrowingDiscardingTaskGroup { group in
             try await listener.executeThenClose { inbound in
                 for try await child in inbound {
                     let address = AddressText.normalized(child.channel.remoteAddress?.ipAddress ?? "unknown")
-                    guard context.limiter.acquire(address: address, pool: pool) else {
+                    let nioChannel = child.channel
+                    let ticket = context.limiter.admit(address: address, pool: pool) {
+                        context.metrics.connectionFailed(kind, reason: "evicted")
+                        nioChannel.close(promise: nil)
+                    }
+                    guard let ticket else {
                         context.metrics.connectionRejected(kind)
                         context.logger.notice(
                             "connection refused: connection limit reached",
@@ -487,10 +538,11 @@ private func acceptLoop(
                         try? await child.executeThenClose { _, _ in }
                         continue
                     }
+                    if !evictable { context.limiter.established(ticket) }
                     context.metrics.connectionAccepted(kind)
                     group.addTask {
-                        defer { context.limiter.release(address: address, pool: pool) }
-                        await handler(child)
+                        defer { context.limiter.release(ticket) }
+                        await handler(child) { context.limiter.established(ticket) }
                     }
                 }
             }
@@ -498,7 +550,7 @@ private func acceptLoop(
     } catch is CancellationError {
         context.logger.debug("listener stopped", metadata: ["wehe.channel": "\(kind)"])
     } catch {
-        context.logger.notice("listener stopped", metadata: ["wehe.channel": "\(kind)", "wehe.error": "\(error)"])
+        context.logger.error("listener stopped", metadata: ["wehe.channel": "\(kind)", "wehe.error": "\(error)"])
     }
 }
 

@@ -117,7 +117,7 @@ struct BadInputTests {
         }
     }
 
-    @Test("connections beyond the connection cap are closed at once; sessions go on afterwards")
+    @Test("past the side channels' share, the oldest connections that never declared are closed for the newer ones")
     func connectionCap() async throws {
         let capped: (inout ReplayServerConfiguration) -> Void = { configuration in
             configuration.limits.maximumConnections = 20
@@ -125,21 +125,40 @@ struct BadInputTests {
         }
         try await ServerHarness.run(configure: capped) { server in
             let port = try #require(server.ports.sideChannelPlain)
+            // The side channels' share of the budget is 45 %: 9 of 20.
+            let share = server.server.connectionLimiter.share(.side)
+            #expect(share == 9)
             var idle: [any Channel] = []
             for _ in 0..<20 { idle.append(try await IdleConnection.open(port: port)) }
-            try await Task.sleep(for: .milliseconds(200))
-            // The cap is reached: the next connections are closed by the server without any data.
-            var closedAtOnce = 0
-            for _ in 0..<30 {
-                let elapsed = try await Self.sendAndAwaitClose(port, [])
-                if elapsed < .seconds(2) { closedAtOnce += 1 }
-            }
-            #expect(closedAtOnce == 30)
-            // The side channels' share of the budget (45 %) was full before the twentieth: the server closed the
-            // rest itself.
-            for connection in idle { try? await connection.close() }
-            try await Task.sleep(for: .milliseconds(200))
+            // Each connection past the share took the slot of the oldest one: those 11 are closed by the server,
+            // the 9 newest stay.
+            for connection in idle.prefix(20 - share) { try await connection.closeFuture.get() }
+            #expect(idle.suffix(share).filter(\.isActive).count == share)
+            #expect(server.server.connectionLimiter.current(.side) == share)
+            // A real session gets in past them (the oldest idle one makes way).
             try await Self.normalSession(server)
+            for connection in idle { try? await connection.close() }
+        }
+    }
+
+    @Test("when the side channels' share is full of admitted sessions, a newcomer is closed at once")
+    func connectionCapOfAdmittedSessions() async throws {
+        let capped: (inout ReplayServerConfiguration) -> Void = { configuration in
+            configuration.limits.maximumConnections = 4
+            configuration.limits.progressTimeout = .seconds(60)
+        }
+        try await ServerHarness.run(configure: capped) { server in
+            let port = try #require(server.ports.sideChannelPlain)
+            #expect(server.server.connectionLimiter.share(.side) == 1)
+            let grant = try await AdmissionTests.declare(
+                server, user: "holder0001", replay: "TinyWeb-11212026", from: "127.0.0.5"
+            ) {
+                // The one slot is held by an admitted session: nothing can be evicted for a connection that has
+                // not declared anything.
+                let elapsed = try await Self.sendAndAwaitClose(port, [])
+                #expect(elapsed < .seconds(2))
+            }
+            #expect(grant == "1;127.0.0.5;100")
         }
     }
 

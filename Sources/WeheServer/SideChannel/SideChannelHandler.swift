@@ -11,6 +11,9 @@ struct SideChannelHandler {
     let context: ServerContext
     let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
     let secure: Bool
+    /// Called once the declaration is admitted: from then on the connection's slot of the budget is never given to
+    /// a newcomer (before, an idle or trickling connection may be evicted when the side-channel share is full).
+    var admitted: @Sendable () -> Void = {}
 
     private var limits: ReplayServerConfiguration.Limits { context.configuration.limits }
 
@@ -55,6 +58,7 @@ struct SideChannelHandler {
                 firstDeadline.cancel()
                 session = try await admit(parsed, replay: replay, peer: peer, notifier: notifier, logger: logger)
                 guard let session else { return }
+                admitted()
                 let watchdog = nioChannel.eventLoop.scheduleTask(in: .init(limits.sessionMaximumDuration)) {
                     session.terminate(reason: "session exceeded \(limits.sessionMaximumDuration)")
                 }
