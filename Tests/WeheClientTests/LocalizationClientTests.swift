@@ -86,6 +86,7 @@ struct LocalizationClientTests {
                 event in
                 let name: String
                 switch event {
+                case .pairEntered: name = "entered"
                 case .pairSelected: name = "pair"
                 case .replaysStarted(let role, _): name = "start.\(role)"
                 case .replayFinished(let server, let role, _): name = "done.\(role).\(server)"

@@ -26,13 +26,15 @@ struct LoopbackPair: Sendable {
     let caPath: String
 
     /// Runs `body` with the pair up. `pairAddresses` overrides the pair that `getServers` answers (e.g. naming an
-    /// address where nothing runs).
+    /// address where nothing runs). With `sitePair`, `getServers` answers that M-Lab site pair instead (and no
+    /// address pair), and each server may fetch measurements from the addresses the client uses (`--fleet-peer`).
     static func run<T: Sendable>(
         servers: [String],
         fronts: [String] = [],
         throttle test: ReplayClient.Test? = nil,
         throttleRate: Int = 1_000_000,
         pairAddresses: [String]? = nil,
+        sitePair: [String]? = nil,
         _ body: @Sendable (LoopbackPair) async throws -> T
     ) async throws -> T {
         let scratch = TestResources.temporaryDirectory("wehe-e2e-pair")
@@ -68,7 +70,16 @@ struct LoopbackPair: Sendable {
                 configuration.tls = .init(
                     certificateChainPath: certificates.serverCertificate, privateKeyPath: certificates.serverKey)
                 configuration.limits.shutdownGracePeriod = .milliseconds(200)
-                configuration.localizationServerPairs = [pair]
+                if let sitePair {
+                    // A fleet: getServers answers the site pair; the machines are fleet peers (a site names none).
+                    configuration.localizationSitePairs = [
+                        LocalizationPair(
+                            prefix: nil, first: sitePair[0], second: sitePair[1], label: "loopback fleet network")
+                    ]
+                    configuration.fleetPeers = addresses
+                } else {
+                    configuration.localizationServerPairs = [pair]
+                }
                 configuration.peerCACertificatePath = certificates.caCertificate
                 configuration.peerAnalyzerPort = analyzer
                 configuration.fleetAuthenticator = fleet

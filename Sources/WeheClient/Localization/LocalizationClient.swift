@@ -85,12 +85,17 @@ public struct LocalizationClient: Sendable {
     }
 
     /// Ends the flow early with a verdict (inconclusive, or "no evidence" when the pair did not both differentiate).
-    private struct Stop: Error {
+    private struct Stop: Error, Sendable {
         var verdict: LocalizationVerdict
         var reason: LocalizationReason
 
         static func inconclusive(_ code: LocalizationReason.Code, _ message: String) -> Stop {
             Stop(verdict: .inconclusive, reason: LocalizationReason(code, message))
+        }
+
+        /// A fleet step failed: inconclusive, carrying the fleet error's code.
+        static func fleet(_ code: LocalizationReason.Code, _ error: FleetError, _ message: String) -> Stop {
+            Stop(verdict: .inconclusive, reason: LocalizationReason(code, message, fleetError: error.code))
         }
     }
 
@@ -111,10 +116,27 @@ public struct LocalizationClient: Sendable {
         let http = HTTPClient(
             tls: configuration.analyzerTLS ? tls : nil, connectTimeout: configuration.timing.connect,
             requestTimeout: configuration.timing.httpRequest)
-        // Step 2: the pair.
+        // Step 2: the pair; on a fleet, its two sites located and both machines' envelopes opened.
         let pair = try await serverPair(http: http, host: single.server)
-        result.servers = [pair.first, pair.second]
         result.sharedNetworks = pair.networks
+        var accesses: [FleetAccess] = []
+        if let fleet = options.fleet {
+            accesses = try await enter(sites: pair.servers, fleet: fleet)
+            result.fleetServers = accesses.map(\.target)
+            do {
+                result.servers = try accesses.map { access throws(ReplayClientError) in
+                    var configuration = configuration
+                    configuration.server = access.server
+                    return try ReplayClient(configuration: configuration).resolveServer()
+                }
+            } catch {
+                for access in accesses { await access.close() }
+                throw Stop.inconclusive(.serverUnreachable, error.message)
+            }
+            onEvent(.pairEntered(result.fleetServers))
+        } else {
+            result.servers = pair.servers
+        }
         // Step 3: history counts H+1 and H+2 (two new values of the counter), then the simultaneous replays.
         var taken: [Int] = []
         for _ in 0..<2 {
@@ -127,6 +149,61 @@ public struct LocalizationClient: Sendable {
         let counts = taken
         result.historyCounts = counts
         onEvent(.pairSelected(servers: result.servers, sharedNetworks: pair.networks, historyCounts: counts))
+        guard accesses.count == 2 else {
+            try await measure(test, single: single, rules: rules, counts: counts, into: &result, onEvent: onEvent)
+            return
+        }
+        // The rest runs only while both envelopes are open; they are closed when it ends, however it ends.
+        let (first, second) = (accesses[0].envelope, accesses[1].envelope)
+        let base = result
+        let outcome: Result<LocalizationResult, Stop>
+        do {
+            outcome = try await first.guarding {
+                try await second.guarding { () async -> Result<LocalizationResult, Stop> in
+                    var measured = base
+                    do throws(Stop) {
+                        try await self.measure(
+                            test, single: single, rules: rules, counts: counts, into: &measured, onEvent: onEvent)
+                        return .success(measured)
+                    } catch {
+                        measured.verdict = error.verdict
+                        measured.reason = error.reason
+                        return .success(measured)
+                    }
+                }
+            }
+        } catch let error as FleetError {
+            outcome = .failure(.fleet(.envelopeFailed, error, error.message))
+        } catch {
+            outcome = .failure(.inconclusive(.replayFailed, "cancelled"))
+        }
+        for access in accesses { await access.close() }
+        switch outcome {
+        case .success(let measured): result = measured
+        case .failure(let stop): throw stop
+        }
+    }
+
+    /// Steps 3-8 on the chosen pair with its history counts: the simultaneous replays, each server's verdict, the
+    /// localization request and its result.
+    private func measure(
+        _ test: ReplayClient.Test,
+        single: SingleTest,
+        rules: LocalizationRules,
+        counts: [Int],
+        into result: inout LocalizationResult,
+        onEvent: @escaping @Sendable (LocalizationEvent) -> Void
+    ) async throws(Stop) {
+        let client = ReplayClient(configuration: configuration)
+        let tls: NIOSSLContext?
+        do {
+            tls = try client.makeTLS()
+        } catch {
+            throw Stop.inconclusive(.serverUnreachable, error.message)
+        }
+        let http = HTTPClient(
+            tls: configuration.analyzerTLS ? tls : nil, connectTimeout: configuration.timing.connect,
+            requestTimeout: configuration.timing.httpRequest)
         for role in [ReplayRole.original, .control] {
             let trace = role == .original ? test.original : test.control
             onEvent(.replaysStarted(role: role, replayName: trace.name))
@@ -241,9 +318,10 @@ public struct LocalizationClient: Sendable {
         }
     }
 
-    /// `GET command=getServers` on the single-test server; the first IP pair.
+    /// `GET command=getServers` on the single-test server: the first address pair, or on a fleet the first site
+    /// pair (protocol.md 12 step 2).
     private func serverPair(http: HTTPClient, host: String) async throws(Stop)
-        -> (first: String, second: String, networks: String)
+        -> (servers: [String], networks: String)
     {
         let body = try await get(http: http, host: host, query: [("command", "getServers")], what: "getServers")
         guard let root = try? JSONValue.parse(body), case .bool(let success)? = root["success"] else {
@@ -254,15 +332,51 @@ public struct LocalizationClient: Sendable {
             if case .string(let text)? = root["error"] { message = text } else { message = "no reason given" }
             throw Stop.inconclusive(.noServerPair, "the server has no server pair for this network: \(message)")
         }
-        guard case .array(let pairs)? = root["response"]?["server-ip-pairs"], case .array(let first)? = pairs.first,
+        let key = options.fleet == nil ? "server-ip-pairs" : "server-site-pairs"
+        guard case .array(let pairs)? = root["response"]?[key], case .array(let first)? = pairs.first,
             first.count >= 2, case .string(let one) = first[0], case .string(let two) = first[1],
             !one.isEmpty, !two.isEmpty, one != two
         else {
-            throw Stop.inconclusive(.noServerPair, "the server answered no usable pair of server addresses")
+            let what = options.fleet == nil ? "server addresses" : "fleet sites (server-site-pairs)"
+            throw Stop.inconclusive(.noServerPair, "the server answered no usable pair of \(what)")
         }
         var networks = ""
         if first.count >= 3, case .string(let text) = first[2] { networks = text }
-        return (one, two, networks)
+        return ([one, two], networks)
+    }
+
+    /// Locates each site of the pair (`?site=<site>`, one query per site as WeHeY does) and opens the access
+    /// envelope of one machine of each, trying a site's machines in the locate service's order.
+    private func enter(sites: [String], fleet: FleetConfiguration) async throws(Stop) -> [FleetAccess] {
+        var opened: [FleetAccess] = []
+        func giveUp(_ stop: Stop) async -> Stop {
+            for access in opened { await access.close() }
+            return stop
+        }
+        for site in sites {
+            var configuration = fleet
+            configuration.sites = [site]
+            let answer: LocateAnswer
+            do {
+                answer = try await FleetLocator(configuration: configuration).locate()
+            } catch {
+                if Task.isCancelled { throw await giveUp(.inconclusive(.siteNotLocated, "cancelled")) }
+                throw await giveUp(.fleet(.siteNotLocated, error, "site \(site) of the pair: \(error.message)"))
+            }
+            do {
+                opened.append(try await FleetAccess.open(answer, configuration: configuration))
+            } catch {
+                if Task.isCancelled { throw await giveUp(.inconclusive(.envelopeFailed, "cancelled")) }
+                throw await giveUp(.fleet(.envelopeFailed, error, "site \(site) of the pair: \(error.message)"))
+            }
+        }
+        guard opened.count == 2, opened[0].target.machine != opened[1].target.machine else {
+            throw await giveUp(
+                .inconclusive(
+                    .noServerPair, "both sites of the pair (\(sites.joined(separator: ", "))) located the same machine")
+            )
+        }
+        return opened
     }
 
     /// `POST command=localize` on server 1.

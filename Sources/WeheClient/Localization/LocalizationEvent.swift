@@ -3,6 +3,9 @@ public import WeheReplay
 
 /// Progress of a localization, delivered to the handler given to `LocalizationClient.localize`.
 public enum LocalizationEvent: Sendable {
+    /// Fleet only: both sites of the pair were located and both machines' access envelopes are open, server 1's
+    /// first; they stay open until the localization ends.
+    case pairEntered([FleetTarget])
     /// The server pair was chosen and the two history counts taken.
     case pairSelected(servers: [String], sharedNetworks: String, historyCounts: [Int])
     /// The same replay starts on both servers at once.

@@ -13,6 +13,11 @@ public struct LocalizationOptions: Sendable, Hashable {
     public var maximumPollDelay: Duration
     /// `localizeResult` queries at most; then the localization is inconclusive.
     public var pollAttempts: Int
+    /// The fleet the pair's servers belong to, when the single test ran through a fleet (M-Lab or an operator's
+    /// locate-compatible one): the pair is then one of `getServers`' site pairs, each site is located (`?site=`)
+    /// and its machine entered through its access envelope, both held open until the localization ends
+    /// (protocol.md sections 10 and 12). `nil` uses `getServers`' address pairs.
+    public var fleet: FleetConfiguration?
 
     /// Creates options with the defaults (about a minute of polling in all).
     public init(
@@ -20,12 +25,14 @@ public struct LocalizationOptions: Sendable, Hashable {
         firstPollDelay: Duration = .milliseconds(500),
         pollBackoff: Double = 2,
         maximumPollDelay: Duration = .seconds(5),
-        pollAttempts: Int = 15
+        pollAttempts: Int = 15,
+        fleet: FleetConfiguration? = nil
     ) {
         self.rules = rules
         self.firstPollDelay = firstPollDelay
         self.pollBackoff = pollBackoff
         self.maximumPollDelay = maximumPollDelay
         self.pollAttempts = pollAttempts
+        self.fleet = fleet
     }
 }

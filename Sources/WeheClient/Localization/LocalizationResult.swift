@@ -20,6 +20,8 @@ public struct LocalizationResult: Sendable {
     public var singleHistoryCount: Int
     /// The two servers of the pair (server 1 computes the localization); empty when there was no pair.
     public var servers: [String]
+    /// Fleet only: the located machines of the pair (name, city, country), in server order; empty otherwise.
+    public var fleetServers: [FleetTarget] = []
     /// The networks the two paths share, as named by the server (`"AS1 or AS2"`); `nil` without a pair.
     public var sharedNetworks: String?
     /// History counts of the simultaneous tests on server 1 and server 2 (`H+1`, `H+2`); empty without a pair.
@@ -102,17 +104,24 @@ public struct LocalizationReason: Sendable, Hashable, CustomStringConvertible {
         case resultMismatch = "result-mismatch"
         /// The result holds neither test (e.g. too few intervals for the statistics).
         case noTestResults = "no-test-results"
+        /// Fleet: the locate service found no server for a site of the pair (or could not be asked).
+        case siteNotLocated = "site-not-located"
+        /// Fleet: no access envelope of a site's machines opened, or one closed during the localization.
+        case envelopeFailed = "envelope-failed"
     }
 
     /// The kind of reason.
     public var code: Code
     /// One line for people (English; the command line translates the code).
     public var message: String
+    /// For the fleet reasons: the fleet error behind it (the command line exits with that error's code).
+    public var fleetError: FleetError.Code?
 
     /// Creates a reason.
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, fleetError: FleetError.Code? = nil) {
         self.code = code
         self.message = message
+        self.fleetError = fleetError
     }
 
     /// `code: message`.

@@ -27,6 +27,7 @@ public final class FakeLocateService: Sendable {
 
     struct State {
         var answer: Answer
+        var siteAnswers: [String: Answer] = [:]
         var requests: [Request] = []
         var channels: [any Channel] = []
     }
@@ -88,6 +89,19 @@ public final class FakeLocateService: Sendable {
     /// Changes the answer.
     public func setAnswer(_ answer: Answer) {
         holder.state.withLock { $0.answer = answer }
+    }
+
+    /// Answers requests for exactly this one site (`?site=<site>`, as a WeHeY client asks per site) with `answer`;
+    /// other requests get the general answer.
+    public func setAnswer(_ answer: Answer, forSite site: String) {
+        holder.state.withLock { $0.siteAnswers[site] = answer }
+    }
+
+    /// The site a request target asks for, when it names exactly one (`site=`).
+    static func site(of target: String) -> String? {
+        guard let query = URLComponents(string: target)?.queryItems else { return nil }
+        let sites = query.filter { $0.name == "site" }.compactMap(\.value)
+        return sites.count == 1 ? sites[0] : nil
     }
 
     /// The requests received so far.
@@ -180,6 +194,9 @@ final class LocateHandler: ChannelInboundHandler {
             let request = FakeLocateService.Request(target: target, at: Date())
             let answer = holder.state.withLock { state -> FakeLocateService.Answer in
                 state.requests.append(request)
+                if let site = FakeLocateService.site(of: request.target), let answer = state.siteAnswers[site] {
+                    return answer
+                }
                 return state.answer
             }
             guard case .body(let status, let text) = answer else { return }

@@ -4,8 +4,9 @@ import WeheWire
 
 /// The `--json` object of a localization and its plain-words lines.
 enum LocalizationOutput {
-    /// One JSON object: `kind` `"localization"`, `test`, `localization` (the verdict), `reason`, servers, history
-    /// counts, each server's verdict and the statistics that server 1 returned.
+    /// One JSON object: `kind` `"localization"`, `test`, `localization` (the verdict), `reason`, servers (and on a
+    /// fleet the located machines, `fleetServers`), history counts, each server's verdict and the statistics that
+    /// server 1 returned.
     static func json(_ result: LocalizationResult) -> String {
         func number(_ value: Double?) -> JSONValue {
             guard let value, value.isFinite else { return .null }
@@ -24,6 +25,16 @@ enum LocalizationOutput {
             ("localization", .string(result.verdict.rawValue)),
             ("reason", reason),
             ("servers", .array(result.servers.map(JSONValue.string))),
+            (
+                "fleetServers",
+                .array(
+                    result.fleetServers.map { target in
+                        .object([
+                            ("machine", .string(target.machine)), ("city", target.city.map(JSONValue.string) ?? .null),
+                            ("country", target.country.map(JSONValue.string) ?? .null),
+                        ])
+                    })
+            ),
             ("sharedNetworks", result.sharedNetworks.map(JSONValue.string) ?? .null),
             ("historyCounts", .array(result.historyCounts.map(integer))),
             ("singleServer", .string(result.singleServer)),

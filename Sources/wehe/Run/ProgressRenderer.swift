@@ -68,6 +68,10 @@ final class ProgressRenderer: Sendable {
     /// Shows the progress of a WeHeY localization (the simultaneous replays' bar follows server 1).
     func handle(_ event: LocalizationEvent) {
         switch event {
+        case .pairEntered(let targets):
+            for (index, target) in targets.enumerated() {
+                emit(strings.fleetPairServer(index + 1, target.machine, target.place))
+            }
         case .pairSelected(let servers, let networks, _):
             emit(strings.localizationPair(servers.first ?? "?", servers.last ?? "?", networks))
         case .replaysStarted(let role, let name):

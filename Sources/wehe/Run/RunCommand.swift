@@ -82,7 +82,12 @@ struct RunCommand: AsyncParsableCommand {
             var configuration = try setup.configuration(settings: settings, directory: directory)
             let fleet = try setup.fleetPlan(settings: settings, replayDirectory: replayDirectory)
             let expected = setup.expectedCertificate(settings: settings, plan: fleet)
-            let localizing = try localization.map { (options: try $0.options(), force: $0.force) }
+            // On the fleet, the localization's pair is located and entered the same way (site pairs, envelopes).
+            let localizing = try localization.map { flags in
+                var options = try flags.options()
+                options.fleet = fleet?.configuration
+                return (options: options, force: flags.force)
+            }
             do {
                 try await History.with(directory) { history in
                     configuration.store = history
@@ -165,6 +170,10 @@ struct RunCommand: AsyncParsableCommand {
         }
         if let failure { throw failure }
         if let inconclusive = localized.first(where: { $0.verdict == .inconclusive }) {
+            // A fleet step of the localization (a site not located, an envelope) exits with that step's code.
+            if let reason = inconclusive.reason, let fleet = reason.fleetError {
+                throw CLIError(FleetError(fleet, "\(inconclusive.test): localization: \(reason.message)"))
+            }
             throw CLIError(
                 code: .localizationInconclusive,
                 "\(inconclusive.test): "

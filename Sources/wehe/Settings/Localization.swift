@@ -222,6 +222,14 @@ struct Strings: Sendable {
         case "result-mismatch": pick("the server answered for another test", "le serveur a répondu pour un autre test")
         case "no-test-results":
             pick("too little data for the statistics", "trop peu de données pour les statistiques")
+        case "site-not-located":
+            pick(
+                "the locate service found no server for a site of the pair",
+                "le service de localisation n'a trouvé aucun serveur pour un site de la paire")
+        case "envelope-failed":
+            pick(
+                "the access envelope of a server of the pair did not open or closed",
+                "l'enveloppe d'accès d'un serveur de la paire ne s'est pas ouverte ou s'est fermée")
         default: code
         }
     }
@@ -243,6 +251,13 @@ struct Strings: Sendable {
         return pick(
             "localization with servers \(first) and \(second)", "localisation avec les serveurs \(first) et \(second)")
             + shared
+    }
+    /// One located machine of a fleet pair, its envelope open.
+    func fleetPairServer(_ number: Int, _ machine: String, _ place: String) -> String {
+        let at = place.isEmpty ? "" : " (\(place))"
+        return pick(
+            "WeHeY server \(number): \(machine)\(at), access envelope open",
+            "serveur WeHeY \(number) : \(machine)\(at), enveloppe d'accès ouverte")
     }
     func simultaneousReplays(_ role: String, _ name: String) -> String {
         pick(
