@@ -257,7 +257,7 @@ let package = Package(
         .testTarget(
             name: "WeheServerTests",
             dependencies: [
-                "WeheCore", "WeheWire", "WeheStore", "WeheServer", "WeheTestKit",
+                "WeheCore", "WeheWire", "WeheStore", "WeheStoreSQL", "WeheServer", "WeheTestKit",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -129,37 +129,6 @@ package struct PurgeCounts: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension ResultStore {
-    /// Stores that keep no DPI searches (test doubles) refuse them.
-    package func dpiSearch(_ id: DPISearchID) async throws(WeheStoreError) -> DPISearchRecord? {
-        throw Self.noDPISearches(databaseName)
-    }
-
-    /// Stores that keep no DPI searches refuse them.
-    package func save(dpiSearch: DPISearchRecord) async throws(WeheStoreError) {
-        throw Self.noDPISearches(databaseName)
-    }
-
-    /// Stores that keep no DPI searches refuse them.
-    package func deleteDPISearch(_ id: DPISearchID) async throws(WeheStoreError) -> Bool {
-        throw Self.noDPISearches(databaseName)
-    }
-
-    /// Stores that keep no DPI searches refuse them.
-    package func finish(dpiSearch result: DPIResultRecord) async throws(WeheStoreError) {
-        throw Self.noDPISearches(databaseName)
-    }
-
-    /// Stores that keep no DPI searches have none.
-    package func dpiResults(_ query: DPIResultQuery) async throws(WeheStoreError) -> [DPIResultRecord] {
-        throw Self.noDPISearches(databaseName)
-    }
-
-    private static func noDPISearches(_ database: String) -> WeheStoreError {
-        WeheStoreError(.queryFailed, database: database, "this store keeps no DPI searches")
-    }
-}
-
-extension ResultStore {
     /// Stores one whole test.
     package func save(test: TestRecord) async throws(WeheStoreError) {
         try await save(tests: [test])

@@ -94,6 +94,29 @@ actor FlakyStore: ResultStore {
         try await inner.sessionEventCounts(from: from, to: to)
     }
 
+    func dpiSearch(_ id: DPISearchID) async throws(WeheStoreError) -> DPISearchRecord? {
+        try await inner.dpiSearch(id)
+    }
+
+    func save(dpiSearch: DPISearchRecord) async throws(WeheStoreError) {
+        try gate()
+        try await inner.save(dpiSearch: dpiSearch)
+    }
+
+    func deleteDPISearch(_ id: DPISearchID) async throws(WeheStoreError) -> Bool {
+        try gate()
+        return try await inner.deleteDPISearch(id)
+    }
+
+    func finish(dpiSearch result: DPIResultRecord) async throws(WeheStoreError) {
+        try gate()
+        try await inner.finish(dpiSearch: result)
+    }
+
+    func dpiResults(_ query: DPIResultQuery) async throws(WeheStoreError) -> [DPIResultRecord] {
+        try await inner.dpiResults(query)
+    }
+
     func close() async { await inner.close() }
 }
 
