@@ -48,9 +48,10 @@ def frame(text):
     return b"%010d" % len(data) + data
 
 
-async def session(index, args, trace, context):
-    source = "127.0.%d.%d" % (1 + index // 250, 2 + index % 250)
-    user = "@load%05d" % index
+async def session(index, args, trace, context, source=None, user=None):
+    """One full session (side channel over TLS, one replay, samples, result); "ok" or what went wrong."""
+    source = source or "127.0.%d.%d" % (1 + index // 250, 2 + index % 250)
+    user = user or "@load%05d" % index
     reader, writer = await asyncio.open_connection(
         "127.0.0.1", args.side_port, ssl=context, local_addr=(source, 0), server_hostname=None)
     try:
@@ -147,6 +148,8 @@ def main():
     parser.add_argument("--store", default="sqlite")
     parser.add_argument("--trace", default="port_853.pcap_client_all.json")
     parser.add_argument("--idle", type=int, default=0, help="also open this many silent connections")
+    parser.add_argument("--server-arg", action="append", default=[],
+                        help="an extra option for wehe-server serve (repeat), e.g. --server-arg=--max-sessions=10000")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -165,7 +168,7 @@ def main():
          "--tls-cert", work + "/certs/server.crt", "--tls-key", work + "/certs/server.key", "--store", args.store,
          "--log-level", "warning",
          # Every simulated client shares 127.0.0.0/8: lift the per-/24 session cap (default 32).
-         "--max-sessions-per-network", "100000"],
+         "--max-sessions-per-network", "100000"] + args.server_arg,
         stdout=log, stderr=log)
     try:
         for _ in range(300):
