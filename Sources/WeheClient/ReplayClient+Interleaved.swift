@@ -66,6 +66,10 @@ extension ReplayClient {
         sensitive.durationSeconds = started.duration(to: clock.now).inSeconds
         sensitive.bytesReceived = bytes
         result.sensitive = sensitive
+        if rounds > 1 {
+            // The published test was stored when it finished; its record now gains the sensitive verdict.
+            try await store(result)
+        }
         return result
     }
 

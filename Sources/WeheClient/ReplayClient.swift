@@ -287,7 +287,8 @@ public struct ReplayClient: Sendable {
                 replayName: result.replayName, startedAt: result.startedAt, clientVersion: configuration.clientVersion,
                 serverName: configuration.server, extraString: configuration.extraString),
             replays: replays,
-            analyses: [AnalysisRecord(test: key, summary: result.summary, analysedAt: Date())])
+            analyses: [AnalysisRecord(test: key, summary: result.summary, analysedAt: Date())],
+            sensitive: result.sensitive)
         do {
             try await store.save(test: record)
         } catch {

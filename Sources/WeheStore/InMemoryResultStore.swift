@@ -11,6 +11,7 @@ package actor InMemoryResultStore: ResultStore {
         var metadata: TestMetadata
         var replays: [Int: ReplayRecord] = [:]
         var analyses: [Int: AnalysisRecord] = [:]
+        var sensitive: SensitiveSummary?
     }
 
     /// `memory`.
@@ -111,6 +112,7 @@ package actor InMemoryResultStore: ResultStore {
                 id: tests[record.key]?.id ?? makeID(), metadata: record.metadata.prepared(by: policy))
             for replay in record.replays { row.replays[replay.key.testID] = prepared(replay) }
             for analysis in record.analyses { row.analyses[analysis.comparedTestID] = prepared(analysis) }
+            row.sensitive = record.sensitive
             tests[record.key] = row
         }
     }
@@ -176,7 +178,8 @@ package actor InMemoryResultStore: ResultStore {
             key: key,
             metadata: row.metadata,
             replays: row.replays.keys.sorted().compactMap { row.replays[$0] },
-            analyses: row.analyses.keys.sorted().compactMap { row.analyses[$0] }
+            analyses: row.analyses.keys.sorted().compactMap { row.analyses[$0] },
+            sensitive: row.sensitive
         )
     }
 

@@ -140,9 +140,11 @@ extension SQLResultStore {
                 )
             )
         }
+        let sensitive = try await readSensitive(ids, on: database)
         return rows.map {
             TestRecord(
-                key: $0.key, metadata: $0.metadata, replays: replays[$0.id] ?? [], analyses: analyses[$0.id] ?? [])
+                key: $0.key, metadata: $0.metadata, replays: replays[$0.id] ?? [], analyses: analyses[$0.id] ?? [],
+                sensitive: sensitive[$0.id])
         }
     }
 

@@ -227,6 +227,7 @@ extension SQLResultStore {
                 "INSERT INTO wehe_analyses (\(unsafeRaw: analysisColumns)) VALUES \(valueRows(rows))"
             ).run()
         }
+        try await writeSensitive(batch, ids: ids, on: database)
     }
 
     /// See `ResultStore.save(localization:)`.

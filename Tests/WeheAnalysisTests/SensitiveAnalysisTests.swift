@@ -38,6 +38,25 @@ import WeheStatistics
         #expect(summary.slowdownLower < 0 && summary.slowdownUpper > 0)
     }
 
+    /// A tiny but consistent difference (0.3 %, seen on the unthrottled testbed path) is inside the 5 % margin: no
+    /// differentiation, although the plain sign-flip test rejects "no difference" (p 2/1024). Fails without the margin.
+    @Test func tinyConsistentDifferenceIsNotDifferentiation() throws {
+        let controls = [89.5, 89.7, 89.6, 89.8, 89.4, 89.6, 89.7, 89.5, 89.6, 89.8]
+        let originals = controls.map { $0 * 0.997 }
+        let differences = zip(originals, controls).map { log($0 / $1) }
+        #expect(try SignFlipTest.test(differences).pValue == 2.0 / 1024)
+        let summary = SensitiveAnalysis().summary(originalMeans: originals, controlMeans: controls)
+        #expect(summary.verdict == .noDifferentiation)
+        #expect(summary.pValue == 1)
+        // Just past the margin (6 % slower in every round) it is differentiation.
+        let slower = SensitiveAnalysis().summary(originalMeans: controls.map { $0 * 0.94 }, controlMeans: controls)
+        #expect(slower.verdict == .differentiation)
+        #expect(slower.direction == .throttled)
+        let faster = SensitiveAnalysis().summary(originalMeans: controls.map { $0 * 1.08 }, controlMeans: controls)
+        #expect(faster.verdict == .differentiation)
+        #expect(faster.direction == .prioritized)
+    }
+
     @Test func tooFewRoundsIsInconclusive() {
         let summary = SensitiveAnalysis().summary(
             originalMeans: [1, 1, 1, 1, 1], controlMeans: [5, 5, 5, 5, 5])
@@ -114,6 +133,7 @@ import WeheStatistics
             let differences = zip(originals, controls).map {
                 log(($0 + SensitiveAnalysis.floorMbps) / ($1 + SensitiveAnalysis.floorMbps))
             }
+            // The plain two-sided test at alpha (the verdict, with its margin, can only be more conservative).
             if try SignFlipTest.test(differences).pValue <= analysis.alpha { alarms += 1 }
         }
         let rate = Double(alarms) / Double(trials)

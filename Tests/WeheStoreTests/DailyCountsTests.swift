@@ -140,7 +140,8 @@ struct DailyCountsTests {
                     "DROP TRIGGER wehe_daily_counts_insert", "DROP TRIGGER wehe_daily_counts_update",
                     "DROP TRIGGER wehe_daily_counts_delete", "DROP TABLE wehe_daily_counts",
                     "DROP INDEX wehe_localizations_requested", "DROP TABLE wehe_dpi_searches",
-                    "DROP TABLE wehe_dpi_results", "DELETE FROM wehe_schema_migrations WHERE version > 2",
+                    "DROP TABLE wehe_dpi_results", "ALTER TABLE wehe_tests DROP COLUMN sensitive",
+                    "DELETE FROM wehe_schema_migrations WHERE version > 2",
                 ])
             let verifying = await #expect(throws: WeheStoreError.self) {
                 _ = try await SQLiteFailureTests.open(path, schemaMode: .verify)

@@ -111,7 +111,7 @@ struct LossTimelineStoreTests {
                     "DROP TRIGGER wehe_daily_counts_insert", "DROP TRIGGER wehe_daily_counts_update",
                     "DROP TRIGGER wehe_daily_counts_delete", "DROP TABLE wehe_daily_counts",
                     "DROP INDEX wehe_localizations_requested", "DROP TABLE wehe_dpi_searches",
-                    "DROP TABLE wehe_dpi_results",
+                    "DROP TABLE wehe_dpi_results", "ALTER TABLE wehe_tests DROP COLUMN sensitive",
                 ],
                 downgrade: { statements in try await SQLiteFailureTests.raw(path, statements) })
         }
@@ -133,7 +133,7 @@ struct LossTimelineStoreTests {
                     "DROP TRIGGER wehe_daily_counts_change ON wehe_tests", "DROP FUNCTION wehe_daily_counts_change()",
                     "DROP TABLE wehe_daily_counts", "DROP INDEX wehe_localizations_requested",
                     "DROP TABLE wehe_dpi_searches",
-                    "DROP TABLE wehe_dpi_results",
+                    "DROP TABLE wehe_dpi_results", "ALTER TABLE wehe_tests DROP COLUMN sensitive",
                 ],
                 downgrade: { statements in
                     for statement in statements { try await StoreHarness.adminSQL(url, statement) }

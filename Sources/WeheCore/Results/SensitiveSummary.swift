@@ -11,7 +11,8 @@ public struct SensitiveSummary: Sendable, Hashable, Codable {
     public var direction: DifferentiationDirection?
     /// Rounds that entered the test (pairs with both replays measured).
     public var rounds: Int
-    /// The two-sided exact p-value of the sign-flip test (1 when it could not run).
+    /// The exact p-value of "the app's throughput differs from the control's by more than the margin (5 %)": twice the
+    /// smaller of the two one-sided sign-flip p-values, at most 1 (1 when the test could not run).
     public var pValue: Double
     /// The p-value below which the verdict is differentiation.
     public var alpha: Double

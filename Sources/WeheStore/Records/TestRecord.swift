@@ -1,3 +1,5 @@
+package import WeheCore
+
 /// One test in full: metadata, the samples of every replay, and every analysis.
 ///
 /// Written whole by the client (its own history) and by imports; read back whole by `ResultStore.test(_:)`.
@@ -10,13 +12,19 @@ package struct TestRecord: Sendable, Hashable, Codable {
     package var replays: [ReplayRecord]
     /// The analyses, ordered by compared testID when read back.
     package var analyses: [AnalysisRecord]
+    /// The sensitive verdict of an interleaved test (issue 18), if it had one.
+    package var sensitive: SensitiveSummary?
 
     /// Creates a test record.
-    package init(key: TestKey, metadata: TestMetadata, replays: [ReplayRecord], analyses: [AnalysisRecord] = []) {
+    package init(
+        key: TestKey, metadata: TestMetadata, replays: [ReplayRecord], analyses: [AnalysisRecord] = [],
+        sensitive: SensitiveSummary? = nil
+    ) {
         self.key = key
         self.metadata = metadata
         self.replays = replays
         self.analyses = analyses
+        self.sensitive = sensitive
     }
 
     /// The replay with the given testID, if stored.

@@ -30,7 +30,14 @@ enum SchemaMigrations {
         Migration(version: 2, name: "replay loss timelines", statements: replayLosses),
         Migration(version: 3, name: "daily counts summary", statements: dailyCounts),
         Migration(version: 4, name: "DPI searches", statements: dpiSearches),
+        Migration(version: 5, name: "sensitive verdicts", statements: sensitiveVerdicts),
     ]
+
+    /// Version 5: the sensitive verdict of an interleaved test (issue 18), as the JSON of `SensitiveSummary` in a
+    /// nullable column of the test (infinite interval bounds written "inf"/"-inf"). Existing rows stay NULL.
+    private static func sensitiveVerdicts(_ flavor: SQLFlavor) -> [String] {
+        ["ALTER TABLE wehe_tests ADD COLUMN sensitive TEXT"]
+    }
 
     /// Version 4: the analyzer's DPI searches (analysis.md section 5): the state of the search in progress per
     /// user, provider and replay (opaque JSON the server writes), and every finished search with its cost and the

@@ -170,6 +170,15 @@ extension Dashboard {
             ]
             if let note = summary.note { stats.append(StatRow(label: strings["stat_note"], value: note)) }
         }
+        if let sensitive = record.sensitive {
+            // The sensitive verdict of an interleaved test (issue 18), beside the published numbers above (English
+            // only for now).
+            var value = sensitive.verdict.rawValue
+            if let direction = sensitive.direction { value += " (\(direction.rawValue))" }
+            value += ", \(sensitive.effectText), p \(formatter.pValue(sensitive.pValue)), \(sensitive.rounds) rounds"
+            if let note = sensitive.note { value += "; \(note)" }
+            stats.append(StatRow(label: "Sensitive verdict", value: value))
+        }
         stats.append(
             StatRow(label: strings["stat_samples"], value: "\(original?.count ?? 0) / \(control?.count ?? 0)"))
         if let network = record.metadata.networkType {
@@ -183,7 +192,7 @@ extension Dashboard {
         }
         let title = VerdictText.headline(of: summary, app: app, provider: provider, strings: strings)
         let base = configuration.personPath
-        let content = TestContent(
+        var content = TestContent(
             title: title, ranOn: strings.format("test_ran", ["date": formatter.dateTime(record.metadata.startedAt)]),
             app: app, initial: AppNames.initial(of: app), hue: AppNames.hue(of: app) / 30,
             verdict: VerdictText(summary: summary, strings: strings),
@@ -192,6 +201,8 @@ extension Dashboard {
             averages: averages, hasAverages: !averages.isEmpty, stats: stats,
             backHref: base + "/?lang=" + info.language.rawValue,
             jsonHref: base + "/api/tests/" + RequestInfo.escapePath(key.userID) + "/\(key.historyCount)")
+        content.dpi = try await dpiSearches(of: key, info: info)
+        content.hasDPI = !content.dpi.isEmpty
         let context = PageContext(
             chrome: Chrome(info: info, title: title, basePath: base, operatorLinks: false, section: .none),
             t: strings.table, page: content)

@@ -52,7 +52,9 @@ struct ShowResult: AsyncParsableCommand {
                         ("times", .array(replay.samples.times.map { .number($0, text: JSONText.compactNumber($0)) })),
                     ])
                 }
-                print(JSONValue.object(records.fields(overview) + [("replays", .array(series))]).serialized())
+                let sensitive = record.sensitive.map(ResultOutput.sensitiveMembers) ?? []
+                print(
+                    JSONValue.object(records.fields(overview) + sensitive + [("replays", .array(series))]).serialized())
                 return
             }
             let label = strings.showLabels
@@ -76,6 +78,13 @@ struct ShowResult: AsyncParsableCommand {
                     "  \(label.thresholds): area \(summary.thresholds.area), p \(summary.thresholds.ksPValue) "
                         + "(\(summary.thresholds.ruleSet))")
                 if let note = summary.note { print(Terminal.wrap("  \(label.note): \(note)", indent: "    ")) }
+            }
+            if let sensitive = record.sensitive {
+                // The sensitive verdict of an interleaved test (issue 18), beside the published one above.
+                var line = "  sensitive verdict (\(sensitive.rounds) rounds): \(sensitive.verdict.rawValue)"
+                if let direction = sensitive.direction { line += " (\(direction.rawValue))" }
+                line += ", \(sensitive.effectText), p \(JSONText.compactNumber(sensitive.pValue))"
+                print(Terminal.wrap(line, indent: "    "))
             }
             let lines = Sparkline.render(series: record.replays.map(\.samples.mbps), width: 60)
             for (replay, line) in zip(record.replays, lines) {
