@@ -2,7 +2,9 @@
 """accuracy_report.py - the accuracy table of a scripts/accuracy.sh run.
 
     accuracy_report.py accuracy-YYYYmmdd-HHMMSS.jsonl [--markdown] [--disagreements]
-    accuracy_report.py accuracy-….jsonl --sensitive [--markdown]    both verdicts side by side (ROUNDS > 1)
+    accuracy_report.py accuracy-….jsonl --sensitive [--markdown] [--margin-rule]
+        both verdicts side by side (ROUNDS > 1); --margin-rule adds the sensitive verdict recomputed from the rounds'
+        means with the 5 % margin rule of SensitiveAnalysis (for runs of binaries before commit 636d965)
 
 Per condition: runs, our verdicts (differentiation / none / inconclusive / error), the true-positive rate
 (conditions where the app or port is throttled: share of runs we call differentiation) or the false-positive rate
@@ -98,23 +100,49 @@ def table(records, markdown):
 
 
 def sign_flip_p(originals, controls, floor=0.001):
-    """Independent recomputation of the sensitive p-value: every sign vector of the rounds' log ratios, exact
-    rational sums (no tolerance), two-sided."""
+    """Independent recomputation of the plain sensitive p-value (binaries before the margin rule): every sign vector
+    of the rounds' log ratios, exact rational sums, two-sided, sums within 1e-9 of the summed magnitudes counted as
+    tied (as the Swift code does: replays of equal bytes give means equal up to rounding)."""
     import math
     from fractions import Fraction
     d = [Fraction(math.log((o + floor) / (c + floor))) for o, c in zip(originals, controls)
          if o >= 0 and c >= 0 and (o > 0 or c > 0)]
     if not d:
         return 1.0
-    observed = abs(sum(d))
+    observed = abs(sum(d)) - Fraction(1e-9) * sum(abs(v) for v in d)
     count = 0
     for mask in range(1 << len(d)):
         count += abs(sum(-v if (mask >> i) & 1 else v for i, v in enumerate(d))) >= observed
     return count / (1 << len(d))
 
 
-def sensitive_table(records, markdown):
-    """Both verdicts per condition: the published one (first round) and the sensitive one (all rounds)."""
+def margin_rule(originals, controls, floor=0.001, margin=0.05, alpha=0.008):
+    """The sensitive verdict of SensitiveAnalysis recomputed from the rounds' means (independent Python): two exact
+    one-sided sign-flip tests of the log ratios shifted by ln(1 -/+ margin), every sign vector enumerated, ties
+    within 1e-9 of the summed magnitudes counted as in the Swift code; p = min(1, 2 min(p_less, p_greater))."""
+    import math
+    d = [math.log((o + floor) / (c + floor)) for o, c in zip(originals, controls)
+         if o >= 0 and c >= 0 and (o > 0 or c > 0)][:24]
+    if len(d) < 8:
+        return "inconclusive", 1.0
+
+    def count(values, less):
+        tolerance = 1e-9 * sum(abs(v) for v in values)
+        observed = sum(values)
+        hits = 0
+        for mask in range(1 << len(values)):
+            t = sum(-v if (mask >> i) & 1 else v for i, v in enumerate(values))
+            hits += (t <= observed + tolerance) if less else (t >= observed - tolerance)
+        return hits / (1 << len(values))
+    p_less = count([v - math.log(1 - margin) for v in d], True)
+    p_greater = count([v - math.log(1 + margin) for v in d], False)
+    p = min(1.0, 2 * min(p_less, p_greater))
+    return ("differentiation" if p <= alpha else "no-differentiation"), p
+
+
+def sensitive_table(records, markdown, rule=False):
+    """Both verdicts per condition: the published one (first round) and the sensitive one (all rounds). With
+    `rule`, also the sensitive verdict recomputed with the 5 % margin rule (for runs of binaries without it)."""
     groups = {}
     for record in records:
         groups.setdefault(record["condition"], []).append(record)
@@ -122,6 +150,9 @@ def sensitive_table(records, markdown):
     header = ["condition", "throttle/path Mbit/s", "truth", "runs", "rounds", "published diff/none/inc",
               "published rate", "sensitive diff/none/inc", "sensitive rate", "median slowdown (CI)",
               "published median s / MB", "sensitive median s / MB", "p recomputed"]
+    if rule:
+        header[7:9] = ["sensitive as run diff/none/inc", "as-run rate", "5 % margin rule diff/none/inc",
+                       "margin rule rate"]
     rows = []
     totals = {}
     for name in names:
@@ -134,7 +165,9 @@ def sensitive_table(records, markdown):
         positive = first["truth"] == "positive"
         published_hits = count(ours, "differentiation") + count(ours, "blocked")
         sensitive_hits = count(sens, "differentiation")
-        for key, hits in (("published", published_hits), ("sensitive", sensitive_hits)):
+        ruled = [margin_rule(r["roundOriginalMeansMbps"], r["roundControlMeansMbps"])[0] for r in valid]
+        ruled_hits = count(ruled, "differentiation")
+        for key, hits in (("published", published_hits), ("sensitive", sensitive_hits), ("margin rule", ruled_hits)):
             slot = totals.setdefault((key, first["truth"]), [0, 0])
             slot[0] += hits
             slot[1] += len(group)
@@ -145,9 +178,10 @@ def sensitive_table(records, markdown):
         slow = [r["slowdown"] for r in valid if r.get("slowdown") is not None]
         lows = [r["slowdownLower"] for r in valid if r.get("slowdownLower") is not None]
         highs = [r["slowdownUpper"] for r in valid if r.get("slowdownUpper") is not None]
-        agree = sum(1 for r in valid if r.get("roundOriginalMeansMbps")
-                    and abs(sign_flip_p(r["roundOriginalMeansMbps"], r["roundControlMeansMbps"])
-                            - r["sensitivePValue"]) <= 1e-12)
+        agree = sum(1 for r in valid if r.get("roundOriginalMeansMbps") and min(
+            abs(sign_flip_p(r["roundOriginalMeansMbps"], r["roundControlMeansMbps"]) - r["sensitivePValue"]),
+            abs(margin_rule(r["roundOriginalMeansMbps"], r["roundControlMeansMbps"])[1] - r["sensitivePValue"]))
+            <= 1e-12)
         rows.append([
             name, f"{rate_text(first.get('throttleKbit', 0))} / {rate_text(first.get('pathKbit', 0))}",
             "diff" if positive else "none", f"{len(group)}" + (f" ({errors} err)" if errors else ""),
@@ -156,6 +190,10 @@ def sensitive_table(records, markdown):
             f"{published_hits / len(group):.2f}",
             f"{count(sens, 'differentiation')}/{count(sens, 'no-differentiation')}/{count(sens, 'inconclusive')}",
             f"{sensitive_hits / len(group):.2f}",
+        ] + ([
+            f"{count(ruled, 'differentiation')}/{count(ruled, 'no-differentiation')}/{count(ruled, 'inconclusive')}",
+            f"{ruled_hits / len(group):.2f}",
+        ] if rule else []) + [
             f"{median([100 * x for x in slow], 0)} % ({median([100 * x for x in lows], 0)}-"
             f"{median([100 * x for x in highs], 0)})",
             f"{median([r['durationSeconds'] for r in valid])} / {median([r['bytes'] / 1e6 for r in valid])}",
@@ -172,7 +210,7 @@ def sensitive_table(records, markdown):
         lines = [render(header), render(["-" * w for w in widths])] + [render(row) for row in rows]
     print("\n".join(lines))
     print("\n(rate: detection rate where truth is diff, false-positive rate where truth is none)")
-    for key in ("published", "sensitive"):
+    for key in ("published", "sensitive") + (("margin rule",) if rule else ()):
         tp = totals.get((key, "positive"), [0, 0])
         tn = totals.get((key, "negative"), [0, 0])
         if tp[1]:
@@ -207,7 +245,7 @@ def main():
     if not records:
         sys.exit("no records")
     if "--sensitive" in sys.argv:
-        sensitive_table(records, "--markdown" in sys.argv)
+        sensitive_table(records, "--markdown" in sys.argv, rule="--margin-rule" in sys.argv)
         return
     table(records, "--markdown" in sys.argv)
     if "--disagreements" in sys.argv:
