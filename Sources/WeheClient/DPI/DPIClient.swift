@@ -59,32 +59,13 @@ public struct DPIClient: Sendable {
         }
         let perProbe = Self.expectedProbeBytes(test, result)
         let deadline = options.earlyStop ? Self.earlyStopDeadline(result) : nil
-        var testID = options.firstTestID
-        var step = try await driver.start(testID: testID)
-        var probes: [DPIProbeResult] = []
-        var used = 0
-        let conclusion: DPIConclusion
-        while true {
-            guard case .probe(let probe, let mask) = step else {
-                if case .done(let end) = step { conclusion = end } else { conclusion = .noContentRule("") }
-                break
-            }
-            if let budget = options.budgetBytes, used + perProbe > budget {
-                conclusion = .budgetExhausted(usedBytes: used, budgetBytes: budget)
-                break
-            }
-            if Task.isCancelled { throw ReplayClientError(.cancelled, "the DPI search was cancelled") }
-            let number = probes.count + 1
-            onEvent(.probeStarted(number: number, probe: probe, testID: testID, bytesSoFar: used))
-            let probeResult = try await runProbe(
+        let (conclusion, probes, used) = try await Self.drive(
+            &driver, options: options, perProbeBytes: perProbe, onEvent: onEvent
+        ) { probe, mask, number, testID throws(ReplayClientError) in
+            try await runProbe(
                 probe, mask: mask, number: number, testID: testID, map: map, test: test, reference: result,
                 address: address, tls: tls, deadline: deadline,
                 onProgress: { onEvent(.probeProgress(number: number, bytesReceived: $0.bytesReceived)) })
-            used += probeResult.bytes
-            probes.append(probeResult)
-            onEvent(.probeFinished(probeResult, bytesSoFar: used))
-            testID += 1
-            step = try await driver.record(probeResult, nextTestID: testID)
         }
         let search = DPISearchResult(
             test: test.entry.id, replayName: test.original.name, userID: configuration.userID,
@@ -93,6 +74,41 @@ public struct DPIClient: Sendable {
             durationSeconds: started.duration(to: clock.now).inSeconds, startedAt: startedAt)
         try await store(search)
         return search
+    }
+
+    /// The search loop: asks the driver for probes, stops before a probe that could exceed the budget, runs each
+    /// probe with `probe` (a replay and its analysis; a simulated classifier in tests) and reports it back.
+    /// - Returns: the conclusion, the probes run and the bytes they used.
+    static func drive(
+        _ driver: inout any DPIDriver,
+        options: DPIOptions,
+        perProbeBytes: Int,
+        onEvent: @escaping @Sendable (DPIEvent) -> Void,
+        probe runProbe: (DPIProbe, [Range<Int>], Int, Int) async throws(ReplayClientError) -> DPIProbeResult
+    ) async throws(ReplayClientError) -> (DPIConclusion, [DPIProbeResult], Int) {
+        var testID = options.firstTestID
+        var step = try await driver.start(testID: testID)
+        var probes: [DPIProbeResult] = []
+        var used = 0
+        while true {
+            switch step {
+            case .done(let conclusion):
+                return (conclusion, probes, used)
+            case .probe(let probe, let mask):
+                if let budget = options.budgetBytes, used + perProbeBytes > budget {
+                    return (.budgetExhausted(usedBytes: used, budgetBytes: budget), probes, used)
+                }
+                if Task.isCancelled { throw ReplayClientError(.cancelled, "the DPI search was cancelled") }
+                let number = probes.count + 1
+                onEvent(.probeStarted(number: number, probe: probe, testID: testID, bytesSoFar: used))
+                let result = try await runProbe(probe, mask, number, testID)
+                used += result.bytes
+                probes.append(result)
+                onEvent(.probeFinished(result, bytesSoFar: used))
+                testID += 1
+                step = try await driver.record(result, nextTestID: testID)
+            }
+        }
     }
 
     /// What one probe is expected to cost: the test's original replay (sent and received), else the trace's bytes.
@@ -203,5 +219,51 @@ public enum DPIReport {
         case .budgetExhausted(let used, let budget):
             return "stopped: the next probe could exceed the data budget (\(used) of \(budget) bytes used)"
         }
+    }
+
+    /// One JSON object for the search (`wehe dpi --json`): `dpi` (the test), `replayName`, `historyCount`,
+    /// `method`, `earlyStop`, `result` (`DPIConclusion.code`), `rules` (packet, left, right, hex, text, matchingBytes,
+    /// runs), `message` (without a rule), `probeCount`, `bytes`, `durationSeconds`, `probes` (one object each).
+    public static func json(_ search: DPISearchResult) -> String {
+        func int(_ value: Int) -> JSONValue { .number(Double(value), text: String(value)) }
+        func number(_ value: Double) -> JSONValue {
+            value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
+        }
+        var rules: [JSONValue] = []
+        var message: String?
+        switch search.conclusion {
+        case .rules(let findings):
+            rules = findings.map { finding in
+                .object([
+                    ("packet", .string(finding.packet.description)), ("left", int(finding.region.lowerBound)),
+                    ("right", int(finding.region.upperBound)), ("hex", finding.hex.map(JSONValue.string) ?? .null),
+                    ("text", finding.text.map(JSONValue.string) ?? .null),
+                    ("matchingBytes", .array(finding.matchingBytes.map(int))),
+                    ("runs", .array(finding.runs.map { .array([int($0.lowerBound), int($0.upperBound)]) })),
+                ])
+            }
+        default:
+            message = DPIReport.conclusionLine(search)
+        }
+        let probes: [JSONValue] = search.probes.map { probe in
+            .object([
+                ("number", int(probe.number)), ("packet", .string(probe.probe.packet.description)),
+                ("left", int(probe.probe.region.lowerBound)), ("right", int(probe.probe.region.upperBound)),
+                ("mask", .array(probe.mask.map { .array([int($0.lowerBound), int($0.upperBound)]) })),
+                ("testID", int(probe.testID)), ("diff", .string(probe.classificationBroke ? "T" : "F")),
+                ("verdict", .string(probe.summary.verdict.rawValue)),
+                ("originalMeanMbps", number(probe.summary.originalMeanMbps)),
+                ("probeMeanMbps", number(probe.summary.controlMeanMbps)), ("bytes", int(probe.bytes)),
+                ("seconds", number(probe.seconds)), ("stoppedEarly", .bool(probe.stoppedEarly)),
+            ])
+        }
+        return JSONValue.object([
+            ("dpi", .string(search.test)), ("replayName", .string(search.replayName)),
+            ("historyCount", int(search.historyCount)), ("method", .string(search.method.rawValue)),
+            ("earlyStop", .bool(search.earlyStop)), ("result", .string(search.conclusion.code)),
+            ("rules", .array(rules)), ("message", message.map(JSONValue.string) ?? .null),
+            ("probeCount", int(search.probes.count)), ("bytes", int(search.bytes)),
+            ("durationSeconds", number(search.durationSeconds)), ("probes", .array(probes)),
+        ]).serialized()
     }
 }

@@ -59,47 +59,6 @@ enum DPIOutput {
         return lines
     }
 
-    /// One JSON object for the search.
-    static func json(_ search: DPISearchResult) -> String {
-        func int(_ value: Int) -> JSONValue { .number(Double(value), text: String(value)) }
-        func number(_ value: Double) -> JSONValue {
-            value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
-        }
-        var rules: [JSONValue] = []
-        var message: String?
-        switch search.conclusion {
-        case .rules(let findings):
-            rules = findings.map { finding in
-                .object([
-                    ("packet", .string(finding.packet.description)), ("left", int(finding.region.lowerBound)),
-                    ("right", int(finding.region.upperBound)), ("hex", finding.hex.map(JSONValue.string) ?? .null),
-                    ("text", finding.text.map(JSONValue.string) ?? .null),
-                    ("matchingBytes", .array(finding.matchingBytes.map(int))),
-                    ("runs", .array(finding.runs.map { .array([int($0.lowerBound), int($0.upperBound)]) })),
-                ])
-            }
-        default:
-            message = DPIReport.conclusionLine(search)
-        }
-        let probes: [JSONValue] = search.probes.map { probe in
-            .object([
-                ("number", int(probe.number)), ("packet", .string(probe.probe.packet.description)),
-                ("left", int(probe.probe.region.lowerBound)), ("right", int(probe.probe.region.upperBound)),
-                ("mask", .array(probe.mask.map { .array([int($0.lowerBound), int($0.upperBound)]) })),
-                ("testID", int(probe.testID)), ("diff", .string(probe.classificationBroke ? "T" : "F")),
-                ("verdict", .string(probe.summary.verdict.rawValue)),
-                ("originalMeanMbps", number(probe.summary.originalMeanMbps)),
-                ("probeMeanMbps", number(probe.summary.controlMeanMbps)), ("bytes", int(probe.bytes)),
-                ("seconds", number(probe.seconds)), ("stoppedEarly", .bool(probe.stoppedEarly)),
-            ])
-        }
-        return JSONValue.object([
-            ("dpi", .string(search.test)), ("replayName", .string(search.replayName)),
-            ("historyCount", int(search.historyCount)), ("method", .string(search.method.rawValue)),
-            ("earlyStop", .bool(search.earlyStop)), ("result", .string(search.conclusion.code)),
-            ("rules", .array(rules)), ("message", message.map(JSONValue.string) ?? .null),
-            ("probeCount", int(search.probes.count)), ("bytes", int(search.bytes)),
-            ("durationSeconds", number(search.durationSeconds)), ("probes", .array(probes)),
-        ]).serialized()
-    }
+    /// One JSON object for the search (`DPIReport.json`).
+    static func json(_ search: DPISearchResult) -> String { DPIReport.json(search) }
 }
