@@ -271,7 +271,7 @@ package final class ReplayServer: Service, Sendable {
                                 listener.channel, kind: "side", pool: .side, evictable: true, context: context
                             ) { child, established in
                                 await SideChannelHandler(
-                                    context: context, channel: child, secure: listener.secure, admitted: established
+                                    context: context, channel: child, secure: listener.secure, declared: established
                                 ).run()
                             }
                         }
@@ -505,7 +505,7 @@ package final class ReplayServer: Service, Sendable {
 /// Accepts connections until the listener closes; one child task per connection. Each connection takes a slot of
 /// the pool's share of the connection budget or is closed at once with a log line. With `evictable`, a connection
 /// holds its slot only loosely until its handler calls the `established` closure it is given (the side channel: once
-/// the declaration is admitted): when the share is full, the oldest such connection is closed for a newcomer, so
+/// its declaration is complete): when the share is full, the oldest such connection is closed for a newcomer, so
 /// idle and trickling connections cannot keep real clients out; established ones are never evicted.
 private func acceptLoop(
     _ listener: ReplayServer.AcceptChannel,

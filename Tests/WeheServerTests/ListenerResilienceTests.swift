@@ -9,7 +9,7 @@ import WeheServer
 struct ListenerResilienceTests {
     struct InjectedFault: Error {}
 
-    @Test("a real test gets in past a side-channel share full of idle connections; an admitted session keeps its slot")
+    @Test("a real test gets in past a side-channel share full of idle connections; a declared session keeps its slot")
     func sideShareEviction() async throws {
         let small: (inout ReplayServerConfiguration) -> Void = { configuration in
             configuration.limits.maximumConnections = 100

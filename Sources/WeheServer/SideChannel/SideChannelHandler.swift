@@ -11,9 +11,12 @@ struct SideChannelHandler {
     let context: ServerContext
     let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
     let secure: Bool
-    /// Called once the declaration is admitted: from then on the connection's slot of the budget is never given to
-    /// a newcomer (before, an idle or trickling connection may be evicted when the side-channel share is full).
-    var admitted: @Sendable () -> Void = {}
+    /// Called once the declaration (and change spec) is complete, before admission: from then on the connection's
+    /// slot of the budget is never given to a newcomer. Before, an idle, trickling or still-handshaking connection
+    /// may be evicted when the side-channel share is full. (Marked before admission, not after: a client evicted
+    /// between its grant and the mark lost its test under a flood; refused declarations are closed at once and
+    /// admitted ones are bounded by the session caps and progress deadlines.)
+    var declared: @Sendable () -> Void = {}
 
     private var limits: ReplayServerConfiguration.Limits { context.configuration.limits }
 
@@ -56,9 +59,9 @@ struct SideChannelHandler {
                 let replay = try await changedReplay(
                     named: parsed.replayName, changeSpec: try await reader.next(), notifier: notifier, logger: logger)
                 firstDeadline.cancel()
+                declared()
                 session = try await admit(parsed, replay: replay, peer: peer, notifier: notifier, logger: logger)
                 guard let session else { return }
-                admitted()
                 let watchdog = nioChannel.eventLoop.scheduleTask(in: .init(limits.sessionMaximumDuration)) {
                     session.terminate(reason: "session exceeded \(limits.sessionMaximumDuration)")
                 }
