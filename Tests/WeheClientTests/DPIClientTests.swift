@@ -57,9 +57,9 @@ import WeheWire
             ? try BinaryDPIDriver(map: map, configuration: DPISearchConfiguration())
             : try LocalDPIDriver(map: map, configuration: DPISearchConfiguration())
         let matches = classifier(keywords)
+        let ignore: @Sendable (DPIEvent) -> Void = { _ in }
         return try await DPIClient.drive(
-            &driver, options: DPIOptions(method: method, budgetBytes: budget), perProbeBytes: bytes,
-            onEvent: { _ in }
+            &driver, options: DPIOptions(method: method, budgetBytes: budget), perProbeBytes: bytes, onEvent: ignore
         ) { probe, mask, number, testID throws(ReplayClientError) in
             // The probe replay really is built (a region outside the packet would throw here).
             _ = try map.probeReplay(probe, mask: mask)
