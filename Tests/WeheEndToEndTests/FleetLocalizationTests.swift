@@ -104,14 +104,12 @@ struct FleetLocalizationTests {
                 #expect(located.historyCounts == [single.historyCount + 1, single.historyCount + 2])
                 #expect(
                     fakes.siteRequests == ["/v2/nearest/wehe/replay?site=tst01", "/v2/nearest/wehe/replay?site=tst02"])
-                // Both envelopes were open at every step from the first replay to the result (the fake records an
-                // envelope a moment after its upgrade answer, so the entry event itself may precede the record), and
-                // closed once the localization ended.
+                // Both envelopes were open at every step from the pair's entry to the result, and closed once the
+                // localization ended.
                 let events = seen.withLock { $0 }
                 #expect(events.first?.event == "entered")
                 #expect(events.last?.event == "finished")
-                let working = events.drop { $0.event != "start" }.dropLast()
-                #expect(working.count >= 8 && working.allSatisfy { $0.open == 2 }, "\(events)")
+                #expect(events.count >= 10 && events.dropLast().allSatisfy { $0.open == 2 }, "\(events)")
                 #expect(await envelopes.wait { $0.count == 2 && $0.allSatisfy { $0.closedAt != nil } })
                 let sessions = envelopes.sessions
                 #expect(sessions.map(\.token) == ["site-1", "site-2"])
@@ -126,8 +124,10 @@ struct FleetLocalizationTests {
                     #expect(admitted.count == 2, "server \(index + 1): \(admitted.count) admissions")
                     #expect(admitted.allSatisfy { $0.at >= opened && $0.at <= closed })
                 }
-                let verdicts = [single.verdict] + located.serverSummaries.map(\.verdict)
-                guard verdicts == [.differentiation, .differentiation, .differentiation] else {
+                // The localization is computed when both servers of the pair see differentiation (the single test's
+                // verdict does not matter here: the library localizes whatever it is given).
+                let verdicts = located.serverSummaries.map(\.verdict)
+                guard verdicts == [.differentiation, .differentiation] else {
                     // As in LocalizationEndToEndTests.fullFlow: a loaded 2-core machine sometimes hides the loopback
                     // throttling; the fleet steps above are checked either way.
                     withKnownIssue("loopback throttling not visible in this run's samples", isIntermittent: true) {
@@ -197,8 +197,33 @@ struct FleetLocalizationTests {
                 #expect(cut.reason?.fleetError == .envelopeClosed)
                 #expect(cut.reason?.message.contains("closed during the test") == true, "\(cut.reason?.message ?? "")")
                 #expect(cut.historyCounts.count == 2)
-                #expect(envelopes.openCount == 0)
                 #expect(await envelopes.wait { $0.count == 4 && $0.allSatisfy { $0.closedAt != nil } })
+            }
+        }
+    }
+
+    @Test("cancelled during the simultaneous replays: the localization throws .cancelled, both envelopes are closed")
+    func cancelled() async throws {
+        let test = try LoopbackWorld.test("tinycall")
+        try await LoopbackPair.run(servers: ["127.0.0.89", "127.0.0.90"], sitePair: FleetFakes.sites) { pair in
+            try await FleetFakes.run { fakes in
+                fakes.offerSites()
+                let client = LocalizationClient(
+                    configuration: pair.client(userID: "@fleetloc06"),
+                    options: Self.options(fakes.configuration(addresses: pair.addresses)))
+                let single = LocalizationClient.SingleTest(server: try client.singleTestServer(), historyCount: 1)
+                let replaying = AsyncStream<Void>.makeStream()
+                let task = Task {
+                    try await client.localize(test, after: single) { event in
+                        if case .replaysStarted = event { replaying.continuation.yield() }
+                    }
+                }
+                for await _ in replaying.stream { break }
+                #expect(await fakes.envelopes.wait { $0.count == 2 })
+                task.cancel()
+                let error = await #expect(throws: ReplayClientError.self) { _ = try await task.value }
+                #expect(error?.code == .cancelled)
+                #expect(await fakes.envelopes.wait { $0.count == 2 && $0.allSatisfy { $0.closedAt != nil } })
             }
         }
     }
@@ -273,6 +298,33 @@ struct FleetLocalizeCommandTests {
                     #expect(admitted.count == 2, "server \(index + 1)")
                     #expect(admitted.allSatisfy { $0.at >= open && $0.at <= close })
                 }
+            }
+        }
+    }
+
+    @Test("Ctrl-C while the second site is being located: exit 130, the first site's envelope is closed")
+    func interrupted() async throws {
+        let data = TestResources.temporaryDirectory("wehe-fleet-localize")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        try await LoopbackPair.run(servers: ["127.0.0.97", "127.0.0.98"], sitePair: FleetFakes.sites) { pair in
+            try await FleetFakes.run { fakes in
+                fakes.offerSites()
+                fakes.locate.setAnswer(.hang, forSite: "tst02")
+                let running = try BuiltCommand.start(
+                    "wehe", ["localize", "tinyweb", "--force"] + fakes.options(pair, data: data))
+                // Site 1's envelope is open and the locate call for site 2 is waiting for its answer.
+                let clock = ContinuousClock()
+                let giveUp = clock.now.advanced(by: .seconds(30))
+                while !fakes.siteRequests.contains(where: { $0.hasSuffix("site=tst02") }), running.process.isRunning,
+                    clock.now < giveUp
+                {
+                    try await clock.sleep(for: .milliseconds(10))
+                }
+                #expect(fakes.envelopes.sessions.map(\.token) == ["token-1", "site-1"])
+                running.process.interrupt()
+                let output = try await running.wait()
+                #expect(output.status == 130, "\(output.stderr)")
+                #expect(await fakes.envelopes.wait { $0.count == 2 && $0.allSatisfy { $0.closedAt != nil } })
             }
         }
     }

@@ -39,6 +39,8 @@ public final class FakeEnvelopeService: Sendable {
         var open: [Int: any Channel] = [:]
         var connections: [any Channel] = []
         var upgradeRequests: [String] = []
+        /// The session of each upgraded connection.
+        var positions: [ObjectIdentifier: Int] = [:]
     }
 
     final class Box: Sendable {
@@ -89,7 +91,11 @@ public final class FakeEnvelopeService: Sendable {
                                 return state.behaviours[token] ?? .accept
                             }
                             switch behaviour {
-                            case .accept: return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
+                            case .accept:
+                                // Recorded open before the upgrade answer goes out: a client that sees its envelope
+                                // open always finds it recorded here.
+                                Self.recordOpen(channel, token: token, in: box)
+                                return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
                             case .refuse: return channel.eventLoop.makeSucceededFuture(nil)
                             case .hang: return channel.eventLoop.makePromise(of: HTTPHeaders?.self).futureResult
                             }
@@ -111,6 +117,24 @@ public final class FakeEnvelopeService: Sendable {
             .bind(host: host, port: 0).get()
         return FakeEnvelopeService(
             channel: channel, box: box, host: host, port: channel.localAddress?.port ?? 0, secure: tls != nil)
+    }
+
+    /// Records an envelope as open from now, and as closed when its connection closes.
+    static func recordOpen(_ channel: any Channel, token: String, in box: Box) {
+        let session = Session(token: token, openedAt: Date(), closedAt: nil, framesReceived: 0)
+        let position = box.state.withLock { state -> Int in
+            state.sessions.append(session)
+            let position = state.sessions.count - 1
+            state.open[position] = channel
+            state.positions[ObjectIdentifier(channel)] = position
+            return position
+        }
+        channel.closeFuture.whenComplete { _ in
+            box.state.withLock { state in
+                state.sessions[position].closedAt = Date()
+                state.open[position] = nil
+            }
+        }
     }
 
     static func token(in uri: String) -> String {
@@ -182,13 +206,8 @@ final class OpenEnvelopeHandler: ChannelInboundHandler, Sendable {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let channel = context.channel
-        let session = FakeEnvelopeService.Session(token: token, openedAt: Date(), closedAt: nil, framesReceived: 0)
-        let position = box.state.withLock { state -> Int in
-            state.sessions.append(session)
-            state.open[state.sessions.count - 1] = channel
-            return state.sessions.count - 1
-        }
+        let key = ObjectIdentifier(context.channel)
+        let position = box.state.withLock { $0.positions[key] ?? -1 }
         index.withLock { $0 = position }
     }
 
@@ -202,17 +221,9 @@ final class OpenEnvelopeHandler: ChannelInboundHandler, Sendable {
             context.writeAndFlush(wrapOutboundOut(reply)).whenComplete { _ in channel.close(promise: nil) }
         case .pong: break
         default:
+            guard position >= 0 else { return }
             box.state.withLock { $0.sessions[position].framesReceived += 1 }
         }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        let position = index.withLock { $0 }
-        box.state.withLock { state in
-            state.sessions[position].closedAt = Date()
-            state.open[position] = nil
-        }
-        context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -14,7 +14,10 @@ struct LocalizeCommand: AsyncParsableCommand {
             server names a pair of servers whose paths to you meet only in your access network; the original \
             replay then runs to both at once, then the control, and the first server of the pair compares the \
             simultaneous replays with the single one. Verdicts: "the throttling is in your access network", "no \
-            evidence that it is in your access network", or "inconclusive" with the reason (exit 27). \
+            evidence that it is in your access network", or "inconclusive" with the reason (exit 27). On the fleet path \
+            (no --server), the pair is an M-Lab site pair: each site is located and both servers' access envelopes \
+            stay open until the localization ends (a site without a server exits 31, an envelope that does not \
+            open 9, one that closes 33). \
             \(CLIError.Code.table)
             """)
 
