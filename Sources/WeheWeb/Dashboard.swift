@@ -86,7 +86,7 @@ package struct Dashboard: Sendable {
         }
     }
 
-    /// Adds the operator pages under `configuration.operatorPath`: `/` (overview), `/findings`, `/data.json`,
+    /// Adds the operator pages under `configuration.operatorPath`: `/` (overview), `/findings`, `/dpi`, `/data.json`,
     /// `/data.csv?table=…`, `/findings.json`, `/findings.csv` and `/static/{file}`.
     package func addOperatorRoutes<Router: RouterMethods>(to router: Router) {
         let base = configuration.operatorPath
@@ -96,6 +96,9 @@ package struct Dashboard: Sendable {
         }
         router.get(RouterPath(base + "/findings")) { request, _ in
             await page(request, operatorPage: true) { info in try await findingsHTML(info) }
+        }
+        router.get(RouterPath(base + "/dpi")) { request, _ in
+            await page(request, operatorPage: true) { info in try await dpiRulesHTML(info) }
         }
         router.get(RouterPath(base + "/data.json")) { request, _ in
             await data(request, operatorPage: true) { info in try await operatorJSON(info) }

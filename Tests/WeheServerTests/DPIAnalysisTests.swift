@@ -394,7 +394,8 @@ struct DPIAnalysisTests {
     static func withServer<T: Sendable>(
         replays: String, store: any ResultStore, _ body: @Sendable (Int) async throws -> T
     ) async throws -> T {
-        try await ServerHarness.run(replays: replays, configure: { $0.store = store }) { server in
+        let configure: (inout ReplayServerConfiguration) -> Void = { $0.store = store }
+        return try await ServerHarness.run(replays: replays, configure: configure) { server in
             try await body(try #require(server.ports.analyzerPlain))
         }
     }

@@ -29,7 +29,7 @@ struct Chrome {
 
     /// Which navigation entry is current.
     enum Section {
-        case history, run, operatorOverview, findings, none
+        case history, run, operatorOverview, findings, dpi, none
     }
 
     init(
@@ -49,6 +49,7 @@ struct Chrome {
                 Link(
                     href: basePath + "/findings" + suffix, label: strings["nav_findings"], current: section == .findings
                 ),
+                Link(href: basePath + "/dpi" + suffix, label: strings["nav_dpi"], current: section == .dpi),
             ]
         } else {
             nav = [

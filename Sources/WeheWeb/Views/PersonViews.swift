@@ -50,6 +50,9 @@ struct TestContent {
     var stats: [StatRow]
     var backHref: String
     var jsonHref: String
+    /// Finished DPI searches started from this test (issue 17), newest first.
+    var dpi: [DPISearchView] = []
+    var hasDPI = false
 }
 
 /// An option of the "new test" form.
