@@ -25,6 +25,7 @@ extension ReplayClient {
         var originals: [Double] = []
         var controls: [Double] = []
         var bytes = result.bytesReceived
+        var cutShort = [result.original, result.control].compactMap { $0 }.filter(\.reachedDeadline).count
         if let original = result.original, let control = result.control {
             originals.append(Self.serverMean(original.samples))
             controls.append(Self.serverMean(control.samples))
@@ -57,6 +58,7 @@ extension ReplayClient {
                     onEvent(.replayFinished(test: test.entry.id, role: role, outcome: outcome.outcome))
                     means[role] = Self.serverMean(outcome.outcome.samples)
                     bytes += outcome.outcome.bytesReceived
+                    if outcome.outcome.reachedDeadline { cutShort += 1 }
                 }
                 originals.append(means[.original] ?? 0)
                 controls.append(means[.control] ?? 0)
@@ -64,6 +66,13 @@ extension ReplayClient {
         }
         var sensitive = SensitiveAnalysis().summary(originalMeans: originals, controlMeans: controls)
         sensitive.durationSeconds = started.duration(to: clock.now).inSeconds
+        if cutShort > 0 {
+            // Item 4 of issue 18: a replay stopped by the time limit is judged on what it covered (its mean is over
+            // the covered time), and the summary says so.
+            let remark =
+                "\(cutShort) of \(2 * max(rounds, 1)) replays reached the time limit; each is judged on the part it covered"
+            sensitive.note = sensitive.note.map { $0 + "; " + remark } ?? remark
+        }
         sensitive.bytesReceived = bytes
         result.sensitive = sensitive
         if rounds > 1 {
