@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WeheAnalysis
 import WeheCore
+import WeheStore
 import WeheWire
 
 @testable import WeheClient
@@ -220,5 +221,50 @@ import WeheWire
             content: [0x16, 0x41, 0x5C])
         #expect(finding.text == "\\x16A\\x5c")
         #expect(finding.hex == "16415c")
+    }
+
+    @Test func historyKeepsTheProbesAndTheSearch() async throws {
+        let store = InMemoryResultStore()
+        let key = TestKey(userID: "u", historyCount: 7)
+        let series = ThroughputSeries(mbps: [2, 2, 2], times: [0.1, 0.2, 0.3])
+        try await store.save(
+            test: TestRecord(
+                key: key, metadata: TestMetadata(replayName: "Synthetic-01012026", startedAt: Date()),
+                replays: [
+                    ReplayRecord(
+                        key: key.replay(0), replayName: "Synthetic-01012026", samples: series, receivedAt: Date()),
+                    ReplayRecord(
+                        key: key.replay(1), replayName: "Synthetic-01012026", samples: series, receivedAt: Date()),
+                ]))
+        var configuration = ReplayClientConfiguration(server: "127.0.0.1", userID: "u")
+        configuration.store = store
+        let client = DPIClient(client: ReplayClient(configuration: configuration), carrierName: "isp")
+        let map = DPITraceMap(trace: Self.trace())
+        let c1 = DPIPacketID(side: .client, number: 1)
+        let probes = [
+            Self.result(DPIProbe(packet: c1, region: 10..<230), mask: [], number: 1, testID: 2, broke: true, bytes: 10),
+            Self.result(
+                DPIProbe(packet: c1, region: 10..<120), mask: [], number: 2, testID: 3, broke: false, bytes: 10),
+        ]
+        let finding = DPIFinding(
+            packet: c1, region: 100..<108, matchingBytes: Array(100..<108),
+            content: Array(Self.trace().packets[0].payload[100..<108]))
+        let search = DPISearchResult(
+            test: "synthetic", replayName: "Synthetic-01012026", userID: "u", historyCount: 7, method: .local,
+            earlyStop: false, conclusion: .rules([finding]), probes: probes, bytes: 20, durationSeconds: 1,
+            startedAt: Date())
+        try await client.store(search, map: map)
+        let record = try #require(try await store.test(key))
+        #expect(record.replays.map(\.key.testID).sorted() == [0, 1, 2, 3])
+        #expect(record.analyses.map(\.comparedTestID).sorted() == [2, 3])
+        #expect(record.analyses.last?.summary.note?.contains("search: rule C_1[100,108)") == true)
+        let results = try await store.dpiResults(DPIResultQuery(userID: "u"))
+        #expect(results.count == 1)
+        #expect(results.first?.outcome == "rule")
+        #expect(results.first?.id.carrierName == "isp")
+        #expect(results.first?.rules.first?.left == 100)
+        #expect(results.first?.rules.first?.content == finding.content)
+        #expect(results.first?.probes == 2)
+        #expect(results.first?.bytesUsed == 20)
     }
 }

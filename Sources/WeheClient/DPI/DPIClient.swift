@@ -72,7 +72,7 @@ public struct DPIClient: Sendable {
             historyCount: result.historyCount, method: options.method, earlyStop: options.earlyStop,
             conclusion: conclusion, probes: probes, bytes: used,
             durationSeconds: started.duration(to: clock.now).inSeconds, startedAt: startedAt)
-        try await store(search)
+        try await store(search, map: map)
         return search
     }
 
@@ -173,33 +173,66 @@ public struct DPIClient: Sendable {
             stoppedEarly: deadline != nil && outcome.reachedDeadline, samples: outcome.samples)
     }
 
-    /// Adds the probes (replays with their testIDs and analyses against testID 0) to the test's stored record. The
-    /// last probe's analysis note carries the search's conclusion.
-    func store(_ search: DPISearchResult) async throws(ReplayClientError) {
-        guard let store = client.configuration.store, !search.probes.isEmpty else { return }
+    /// Records the search in the history: the probes (replays with their testIDs and analyses against testID 0; the
+    /// last analysis's note carries the conclusion) are added to the test's record, and the search itself is stored
+    /// as a finished DPI search (`DPIResultRecord`: outcome, rules with their bytes and packet, probes, bytes).
+    func store(_ search: DPISearchResult, map: DPITraceMap) async throws(ReplayClientError) {
+        guard let store = client.configuration.store else { return }
         let key = TestKey(userID: search.userID, historyCount: search.historyCount)
+        let now = Date()
         do {
-            guard var record = try await store.test(key) else { return }
-            let now = Date()
-            for (index, probe) in search.probes.enumerated() {
-                record.replays.removeAll { $0.key.testID == probe.testID }
-                record.analyses.removeAll { $0.comparedTestID == probe.testID }
-                record.replays.append(
-                    ReplayRecord(
-                        key: key.replay(probe.testID), replayName: search.replayName,
-                        samples: probe.samples.droppingLastSample(), receivedAt: now, clientDurationSeconds: nil))
-                var summary = probe.summary
-                var note = "DPI probe \(probe.number) (\(search.method.rawValue)): \(probe.probe) "
-                note += probe.classificationBroke ? "T" : "F"
-                if index == search.probes.count - 1 { note += "; search: " + DPIReport.conclusionLine(search) }
-                summary.note = note
-                record.analyses.append(
-                    AnalysisRecord(test: key, comparedTestID: probe.testID, summary: summary, analysedAt: now))
+            if !search.probes.isEmpty, var record = try await store.test(key) {
+                for (index, probe) in search.probes.enumerated() {
+                    record.replays.removeAll { $0.key.testID == probe.testID }
+                    record.analyses.removeAll { $0.comparedTestID == probe.testID }
+                    record.replays.append(
+                        ReplayRecord(
+                            key: key.replay(probe.testID), replayName: search.replayName,
+                            samples: probe.samples.droppingLastSample(), receivedAt: now, clientDurationSeconds: nil))
+                    var summary = probe.summary
+                    var note = "DPI probe \(probe.number) (\(search.method.rawValue)): \(probe.probe) "
+                    note += probe.classificationBroke ? "T" : "F"
+                    if index == search.probes.count - 1 { note += "; search: " + DPIReport.conclusionLine(search) }
+                    summary.note = note
+                    record.analyses.append(
+                        AnalysisRecord(test: key, comparedTestID: probe.testID, summary: summary, analysedAt: now))
+                }
+                try await store.save(test: record)
             }
-            try await store.save(test: record)
+            try await store.finish(dpiSearch: Self.resultRecord(search, carrierName: carrierName, map: map, now: now))
         } catch {
             throw ReplayClientError(.storeFailed, "cannot record the DPI search in \(store.databaseName): \(error)")
         }
+    }
+
+    /// The history's record of a finished search. `outcome` is `rule` or the no-rule reason of `DPINoRuleReason`;
+    /// the client adds `budgetExhausted` (stopped by `--budget`).
+    static func resultRecord(_ search: DPISearchResult, carrierName: String, map: DPITraceMap, now: Date)
+        -> DPIResultRecord
+    {
+        var outcome: String
+        var rules: [DPIFoundRule] = []
+        switch search.conclusion {
+        case .rules(let findings):
+            outcome = "rule"
+            rules = findings.map { finding in
+                DPIFoundRule(
+                    packet: finding.packet.description, left: finding.region.lowerBound,
+                    right: finding.region.upperBound, content: finding.content ?? [],
+                    matchingBytes: finding.matchingBytes, packetPayload: map.payload(of: finding.packet))
+            }
+        case .noContentRule(let why):
+            outcome =
+                why.hasPrefix("NO DPI for first")
+                ? DPINoRuleReason.noDPIInFirstPackets.rawValue : DPINoRuleReason.packetsExhausted.rawValue
+        case .probeLimit: outcome = DPINoRuleReason.probeLimitReached.rawValue
+        case .budgetExhausted: outcome = "budgetExhausted"
+        }
+        return DPIResultRecord(
+            id: DPISearchID(userID: search.userID, carrierName: carrierName, replayName: search.replayName),
+            historyCount: search.historyCount, startedAt: search.startedAt, finishedAt: now,
+            probes: search.probes.count, bytesUsed: search.bytes, outcome: outcome,
+            message: DPIReport.conclusionLine(search), rules: rules)
     }
 }
 
