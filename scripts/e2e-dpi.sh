@@ -19,7 +19,7 @@
 # Each case prints probes used, bytes transferred and time next to the estimate 2·log2(L/4) + 2k of analysis.md 5.3
 # (L = 358 probed bytes of C_1, k = keyword bytes).
 #
-# Settings: METHOD=local (server, local or binary) EARLY_STOP=0 (1: --early-stop) RATE_KBIT=2000 LINK_KBIT=10000
+# Settings: METHOD=server (server, local or binary) EARLY_STOP=0 (1: --early-stop) RATE_KBIT=2000 LINK_KBIT=10000
 #           BIN=.build/debug (built unless SKIP_BUILD=1) REPLAYS=../shared/replays TB=dpi KEEP=1 (keep logs)
 # Without root or the kernel features it prints why and exits 0 (skipped), or 1 when E2E_REQUIRED=1; a failed case
 # exits 1. Network only inside the namespaces testbed.sh creates (198.18.0.0/15, 2001:2::/48); everything runs in a
@@ -34,7 +34,7 @@ if [ -z "${E2E_ISOLATED:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/
 fi
 
 export TB=${TB:-dpi}
-METHOD=${METHOD:-local}
+METHOD=${METHOD:-server}
 EARLY_STOP=${EARLY_STOP:-0}
 RATE_KBIT=${RATE_KBIT:-2000}
 LINK_KBIT=${LINK_KBIT:-10000}
