@@ -118,6 +118,11 @@ expect test "KS gap marker" 'class="ks-gap"'
 expect test "verdict badge" 'class="badge badge-(diff|none|inconclusive|blocked)"'
 expect test "verdict sentence" 'class="explanation">[^<]*(looks throttled|looks prioritized|No differentiation|Inconclusive|looks blocked)'
 
+expect test "DPI rule with the matched bytes marked" '<mark>[0-9a-f][0-9a-f]</mark>' 8
+
+page dpi "/operator/dpi" 1280x900
+expect dpi "found DPI rules" '<code class="dpi-text">' 2
+
 page test-fr "/tests/demo-user/2?lang=fr" 1280x900
 expect test-fr "French verdict sentence" 'class="explanation">[^<]*(semble ralenti|semble favorisé|Pas de différenciation|Non concluant|semble bloqué)'
 
@@ -158,6 +163,8 @@ measure operator-1400 "/operator/" 1400 900 no-sideways-scroll tables-fit
 measure operator-fr-1400 "/operator/?lang=fr" 1400 900 no-sideways-scroll tables-fit
 measure history-fr-390 "/?lang=fr" 390 844 no-sideways-scroll verdicts-visible minibars-visible
 measure operator-390 "/operator/" 390 844 no-sideways-scroll
+measure operator-dpi-390 "/operator/dpi" 390 844 no-sideways-scroll
+measure operator-dpi-1400 "/operator/dpi" 1400 900 no-sideways-scroll tables-fit
 measure run-390 "/run" 390 844 no-sideways-scroll
 measure run-1400 "/run" 1400 900 no-sideways-scroll
 measure test-fr-390 "/tests/demo-user/2?lang=fr" 390 844 no-sideways-scroll verdict-visible chart-text-readable

@@ -62,6 +62,7 @@ do {
         remaining -= batch
     }
     try await store.append(events: DemoHistory.sessionEvents(now: now))
+    for search in DemoHistory.dpiResults(now: now) { try await store.finish(dpiSearch: search) }
     let launcher = DemoLauncher(store: store, nextHistoryCount: personTests.count + 1)
     let dashboard = try Dashboard(
         configuration: DashboardConfiguration(

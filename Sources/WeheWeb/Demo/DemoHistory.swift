@@ -285,6 +285,49 @@ package struct DemoHistory: Sendable {
         }
     }
 
+    /// Finished DPI searches (issue 17): test 2 of the person (Skype) found the SNI of a TLS ClientHello, another user's
+    /// search on another provider found an HTTP Host header, and one search found no content rule.
+    package static func dpiResults(now: Date) -> [DPIResultRecord] {
+        func hello(_ name: String) -> (payload: [UInt8], range: Range<Int>) {
+            var payload: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]
+            payload += (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            payload += [0x00, 0x00, 0x08, 0x13, 0x01, 0x13, 0x02, 0xc0, 0x2b, 0xc0, 0x2f, 0x01, 0x00, 0x00, 0x40]
+            payload += [0x00, 0x00, 0x00, UInt8(name.utf8.count + 5), 0x00, UInt8(name.utf8.count + 3), 0x00, 0x00]
+            payload += [UInt8(name.utf8.count)]
+            let start = payload.count
+            payload += Array(name.utf8)
+            payload += [0x00, 0x17, 0x00, 0x00, 0xff, 0x01, 0x00, 0x01, 0x00]
+            return (payload, start..<(start + name.utf8.count))
+        }
+        let sni = hello("edge.skype.com")
+        let http = Array("GET /range/0-999999 HTTP/1.1\r\nHost: ipv4-c001-lax009-ix.1.oca.nflxvideo.net\r\n\r\n".utf8)
+        let host = 35..<(35 + "ipv4-c001-lax009-ix.1.oca.nflxvideo.net".utf8.count)
+        func rule(_ payload: [UInt8], _ range: Range<Int>) -> DPIFoundRule {
+            DPIFoundRule(
+                packet: "C_1", left: range.lowerBound, right: range.upperBound, content: Array(payload[range]),
+                matchingBytes: Array(range), packetPayload: payload)
+        }
+        return [
+            DPIResultRecord(
+                id: DPISearchID(
+                    userID: personUserID, carrierName: "Free (Wi-Fi)", replayName: "Skype-06172024"),
+                historyCount: 2, startedAt: now.addingTimeInterval(-7_200), finishedAt: now.addingTimeInterval(-3_600),
+                probes: 34, bytesUsed: 61_200_000, outcome: "rule", message: "rule",
+                rules: [rule(sni.payload, sni.range)]),
+            DPIResultRecord(
+                id: DPISearchID(userID: "user-950", carrierName: "Verizon (cellular)", replayName: "Netflix-06072024"),
+                historyCount: 4, startedAt: now.addingTimeInterval(-90_000),
+                finishedAt: now.addingTimeInterval(-86_400),
+                probes: 41, bytesUsed: 98_000_000, outcome: "rule", message: "rule", rules: [rule(http, host)]),
+            DPIResultRecord(
+                id: DPISearchID(userID: "user-951", carrierName: "Comcast", replayName: "Twitch-04292024"),
+                historyCount: 7, startedAt: now.addingTimeInterval(-200_000),
+                finishedAt: now.addingTimeInterval(-190_000),
+                probes: 10, bytesUsed: 20_000_000, outcome: "noDPIInFirstPackets", message: "NO DPI for first 10 pacs",
+                rules: []),
+        ]
+    }
+
     /// Session-log entries for the health panel.
     package static func sessionEvents(now: Date) -> [SessionEvent] {
         var events: [SessionEvent] = []
