@@ -250,7 +250,23 @@ struct ServeCommand: AsyncParsableCommand {
         let resultStore = try await StoreFactory.open(
             kind: store ?? file.store ?? "sqlite", dataDirectory: dataDirectory,
             postgresURL: postgresURL ?? file.postgresURL, logger: logger)
+        // A configuration error found from here on closes the store before it is reported (an open SQLite
+        // connection must not be dropped unclosed).
+        do {
+            try await serve(
+                store: resultStore, file: file, dataDirectory: dataDirectory, replayDirectory: replayDirectory,
+                registry: registry, logger: logger)
+        } catch {
+            await resultStore.close()
+            throw error
+        }
+    }
 
+    /// Configures and runs the server over an open store; closes the store when the server stops.
+    private func serve(
+        store resultStore: any ResultStore, file: FileSettings, dataDirectory: String, replayDirectory: String,
+        registry: PrometheusCollectorRegistry, logger: Logger
+    ) async throws {
         var configuration = ReplayServerConfiguration(
             replayDirectory: replayDirectory, store: resultStore, logger: logger)
         configuration.dataDirectory = dataDirectory
