@@ -4,7 +4,7 @@
 # iptables string matching (xt_string, per packet, first INSPECT packets of a connection) and an htb shaper in the
 # middlebox. Root only.
 #
-#   scripts/e2e-dpi.sh [case...]      cases: keyword port none two (default: all four)
+#   scripts/e2e-dpi.sh [case...]      cases: keyword port none two budget (default: all five)
 #
 # The app is Pandora (one 368-byte HTTP request on port 80, C_1, then 1.9 MB); its request carries
 # "Host: mediaserver-cont-sv5-2-v4v6.pandora.com" and "GET /public/ads/…/movie.mp4".
@@ -16,6 +16,8 @@
 #   two      one rule needing both "movie.mp4" and "pandora.com" in the same packet
 #                                                              -> matching bytes exactly the runs [47,56) and
 #                                                                 [101,112); the rule (longest run) "pandora.com"
+#   budget   as keyword, through `wehe run --dpi --budget 8`    -> the search stops before a probe that could take it
+#                                                                 past 8 MB: result "budget", at most 8 MB used
 # Each case prints probes used, bytes transferred and time next to the estimate 2·log2(L/4) + 2k of analysis.md 5.3
 # (L = 358 probed bytes of C_1, k = keyword bytes).
 #
@@ -41,7 +43,7 @@ LINK_KBIT=${LINK_KBIT:-10000}
 BIN=${BIN:-$ROOT/.build/debug}
 REPLAYS=${REPLAYS:-$ROOT/../shared/replays}
 CASES=("$@")
-[ ${#CASES[@]} -gt 0 ] || CASES=(keyword port none two)
+[ ${#CASES[@]} -gt 0 ] || CASES=(keyword port none two budget)
 APP=pandora
 
 log() { echo "e2e-dpi: $*" >&2; }
@@ -131,6 +133,8 @@ elif expectation == "rule:two":
         and rules[0]["text"] == "pandora.com"
 elif expectation == "no-content-rule":
     ok = got == "no-content-rule" and not rules
+elif expectation == "budget":
+    ok = got == "budget" and not rules and 0 < search.get("bytes", 0) <= 8_000_000 and search.get("probeCount", 0) >= 1
 elif expectation == "not-searched":
     ok = got == "not-searched" and verdict != "differentiation"
 print(f"{'PASS' if ok else 'FAIL'} {case}: test {verdict}; search {got}: {found}; {cost}")
@@ -164,7 +168,18 @@ run_case() {
             output=$(wehe_dpi) || { fail "none: wehe dpi failed"; return; }
             check none "$output" not-searched 0 >&2 || FAILURES=$((FAILURES + 1))
             ;;
-        *) log "unknown case $1 (keyword, port, none, two)"; exit 2 ;;
+        budget)
+            bed MODE=port PORTS=1
+            strings_classifier pandora.com
+            local early=()
+            [ "$EARLY_STOP" = 1 ] && early=(--early-stop)
+            output=$("$SCRIPTS/testbed.sh" exec c "$BIN/wehe" run "$APP" --dpi --budget 8 --no-confirmation \
+                --server "$SERVER_ADDRESS" --json --accept-consent --data-dir "$WORK/client" \
+                --cert "$WORK/server/certs/ca.crt" --replays "$REPLAYS" --method "$METHOD" "${early[@]}" \
+                2>>"$WORK/client.log") || { fail "budget: wehe run --dpi failed"; return; }
+            check budget "$output" budget 0 >&2 || FAILURES=$((FAILURES + 1))
+            ;;
+        *) log "unknown case $1 (keyword, port, none, two, budget)"; exit 2 ;;
     esac
     log "case $1 took $(($(date +%s) - started)) s (method $METHOD, early stop $EARLY_STOP)"
 }

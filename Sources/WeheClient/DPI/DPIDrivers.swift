@@ -104,8 +104,18 @@ struct ServerDPIDriver: DPIDriver {
     let key: DPISearchKey
     let historyCount: Int
 
+    /// Drops any search the server still holds for this user, replay and provider (one stopped by a budget or an
+    /// interruption, compared with an earlier test's original), then asks for the first probe of a new one.
     func start(testID: Int) async throws(ReplayClientError) -> DPIStep {
-        try await ask(DPIAnalysisRequest.currentProbe(key: key, historyCount: historyCount, testID: testID))
+        let path = "/Results?" + FormParameters.encode(key.formPairs(command: DPIMessages.resetCommand))
+        let reset = try await analyzer.http.request(
+            method: .GET, host: analyzer.host, port: analyzer.port, path: path, what: "the analyzer (DPIreset)")
+        if case .bool(false)? = (try? JSONValue.parse(reset.body))?["success"] {
+            throw ReplayClientError(
+                .analyzerFailed,
+                "the analyzer refused DPIreset: \(String(decoding: reset.body.prefix(200), as: UTF8.self))")
+        }
+        return try await ask(DPIAnalysisRequest.currentProbe(key: key, historyCount: historyCount, testID: testID))
     }
 
     func record(_ result: DPIProbeResult, nextTestID: Int) async throws(ReplayClientError) -> DPIStep {
