@@ -77,6 +77,25 @@ struct DPIPageTests {
         }
     }
 
+    @Test("a search stopped by its data budget is not shown as 'no content rule'")
+    func budgetStop() async throws {
+        let harness = try Harness()
+        let record = try #require(try await seedPerson(harness.store, count: 1).first)
+        var result = Self.found(historyCount: record.key.historyCount)
+        result.outcome = "budgetExhausted"
+        result.message = "budget of 8.0 MB used"
+        result.rules = []
+        result.probes = 4
+        try await harness.store.finish(dpiSearch: result)
+        try await harness.test { client in
+            let html = try await client.execute(
+                uri: "/tests/\(DemoHistory.personUserID)/\(record.key.historyCount)", method: .get
+            ).text
+            #expect(html.contains("Search stopped by its data budget before it found a rule (budget of 8.0 MB used)"))
+            #expect(!html.contains("No content rule found"))
+        }
+    }
+
     @Test("the operator page lists found rules by provider and app, linked to their tests")
     func operatorPage() async throws {
         let harness = try Harness()

@@ -109,7 +109,10 @@ enum DPIViews {
                 "dpi_search_heading",
                 ["provider": result.id.carrierName, "date": formatter.dateTime(result.finishedAt)]
             ),
-            message: result.foundRule ? strings["dpi_found"] : strings["dpi_no_rule"] + " (" + result.message + ")",
+            message: result.foundRule
+                ? strings["dpi_found"]
+                : strings[result.outcome == "budgetExhausted" ? "dpi_stopped" : "dpi_no_rule"] + " ("
+                    + result.message + ")",
             cost: cost(result, strings: strings, formatter: formatter), found: result.foundRule,
             rules: result.rules.map { rule in
                 let rows = dump(rule)
