@@ -14,10 +14,12 @@ struct BadInputTests {
         configuration.limits.firstMessageTimeout = .milliseconds(400)
     }
 
-    /// Sends bytes on a fresh side channel and reads until the server closes; returns how long that took.
+    /// Sends bytes on a fresh side channel and reads until the server closes; returns how long that took, from
+    /// before the connect: the server's deadlines start at its accept, which a loaded client can learn of late, so
+    /// timing from the connect's completion could come out shorter than the server's deadline.
     static func sendAndAwaitClose(_ port: Int, _ bytes: [UInt8]) async throws -> Duration {
-        let connection = try await RawConnection.connect(port: port)
         let start = ContinuousClock.now
+        let connection = try await RawConnection.connect(port: port)
         try await connection.channel.executeThenClose { inbound, outbound in
             if !bytes.isEmpty { try await outbound.write(ByteBuffer(bytes: bytes)) }
             do {
