@@ -29,7 +29,9 @@
 #   MODE=dpi         dpi    the first INSPECT packets of a connection (either direction) containing PATTERN mark it
 #                           (conntrack mark) and its packets go to the throttled class
 #                    port   TCP and UDP traffic of server ports PORTS goes to the throttled class
-#                    police like dpi, but packets above RATE_KBIT are dropped (nft limit) instead of queued
+#                    police like dpi, but packets above RATE_KBIT are dropped instead of queued: a token bucket of
+#                           POLICE_BURST bytes in front of a queue of POLICE_QUEUE bytes (one frame), so what exceeds
+#                           the rate is dropped at once (htb class 1:20 with that burst and a one-frame bfifo)
 #                    none   nothing is throttled (LINK_KBIT, LOSS_PM and DELAY_MS still apply)
 #   PATTERN=googlevideo   byte string searched in each packet's payload (xt_string, Boyer-Moore; per packet, so a
 #                         pattern split across two segments is missed, as by many real DPI boxes)
@@ -39,7 +41,9 @@
 #   RATE_KBIT=2000   rate of the throttled class, kbit/s (htb counts Ethernet frames: goodput ≈ 95.6 % of it)
 #   LINK_KBIT=0      0: unthrottled traffic is not shaped (veth speed). N: everything shares an N kbit/s access
 #                    link (htb default class 1:10) and the throttled class is capped at RATE_KBIT inside it
-#   QLIMIT=50000     bytes of queue in the throttled class (bfifo); ≈ 200 ms at 2 Mbit/s
+#   QLIMIT=50000     bytes of queue in the throttled class (bfifo); ≈ 200 ms at 2 Mbit/s. Not with MODE=police
+#   POLICE_BURST=32000  MODE=police: bytes the policer lets through above the rate after an idle period (bucket)
+#   POLICE_QUEUE=1514   MODE=police: bytes of queue behind the bucket (bfifo needs room for one frame to pass any)
 #   DIRS="rc rs"     shaped middlebox interfaces: rc = towards the client (download), rs = towards the server
 #   DELAYED_BYTES=0  delayed throttling: a matched connection is throttled only after it carried this many bytes
 #                    in the shaped direction (conntrack byte counter), like "first N MB at full speed" offers
@@ -69,6 +73,8 @@ PORTS=${PORTS:-443}
 RATE_KBIT=${RATE_KBIT:-2000}
 LINK_KBIT=${LINK_KBIT:-0}
 QLIMIT=${QLIMIT:-50000}
+POLICE_BURST=${POLICE_BURST:-32000}
+POLICE_QUEUE=${POLICE_QUEUE:-1514}
 DIRS=${DIRS:-rc rs}
 DELAYED_BYTES=${DELAYED_BYTES:-0}
 LOSS_PM=${LOSS_PM:-0}
@@ -258,6 +264,14 @@ throttled_class() {
                 ceil "${RATE_KBIT}kbit" quantum 1514
             in_x tc qdisc add dev "$dev" parent "1:$minor" bfifo limit "$QLIMIT"
         done
+    elif [ "$MODE" = police ]; then
+        # A policer: htb's token bucket (POLICE_BURST bytes, refilled at RATE_KBIT) with room for one frame behind
+        # it; a packet that finds the bucket empty and the frame slot taken is dropped, none waits longer than one
+        # frame's time. (nft's byte-mode `limit` cannot do this: its bucket holds a whole second of the rate plus
+        # the burst, so a 6 MB replay at 46 Mbit/s passed it untouched.)
+        in_x tc class add dev "$dev" parent "$parent" classid 1:20 htb rate "${RATE_KBIT}kbit" ceil "${RATE_KBIT}kbit" \
+            burst "$POLICE_BURST" cburst "$POLICE_BURST" quantum 1514
+        in_x tc qdisc add dev "$dev" parent 1:20 handle 20: bfifo limit "$POLICE_QUEUE"
     else
         in_x tc class add dev "$dev" parent "$parent" classid 1:20 htb rate "${RATE_KBIT}kbit" ceil "${RATE_KBIT}kbit" \
             quantum 1514
@@ -323,7 +337,6 @@ classifier() {
                 in_x "$ipt" -t mangle -A FORWARD -m connbytes --connbytes "0:$INSPECT" --connbytes-dir both \
                     --connbytes-mode packets -m string --algo bm "${pattern_args[@]}" \
                     -j CONNMARK --set-mark 0x1/0x1
-                [ "$MODE" = dpi ] || continue
                 for dev in $SHAPE_DEVS; do
                     # shellcheck disable=SC2046  # delayed_match and to_throttled print separate words on purpose
                     in_x "$ipt" -t mangle -A POSTROUTING -o "$dev" -m connmark --mark 0x1/0x1 $(delayed_match "$dev") \
@@ -331,14 +344,6 @@ classifier() {
                     per_flow_rules "$ipt" "$dev"
                 done
             done
-            if [ "$MODE" = police ]; then
-                in_x nft add table inet tbpolice
-                in_x nft add chain inet tbpolice out '{ type filter hook postrouting priority mangle + 1; }'
-                for dev in $SHAPE_DEVS; do
-                    in_x nft add rule inet tbpolice out oifname "$dev" ct mark and 0x1 == 0x1 \
-                        limit rate over "$((RATE_KBIT * 125))" bytes/second burst 32000 bytes counter drop
-                done
-            fi
             ;;
         port)
             for ipt in iptables ip6tables; do
@@ -391,6 +396,8 @@ up() {
     [[ $LOSS_PM =~ ^[0-9]+$ && $LOSS_PM -lt 1000 ]] || fail "LOSS_PM must be an integer in 0..999"
     [[ $DELAY_MS =~ ^[0-9]+$ ]] || fail "DELAY_MS must be a non-negative integer"
     [[ $INSPECT =~ ^[0-9]+$ && $INSPECT -gt 0 ]] || fail "INSPECT must be a positive integer"
+    [[ $POLICE_BURST =~ ^[0-9]+$ && $POLICE_BURST -ge 1514 ]] || fail "POLICE_BURST must be an integer ≥ 1514"
+    [[ $POLICE_QUEUE =~ ^[0-9]+$ && $POLICE_QUEUE -ge 1514 ]] || fail "POLICE_QUEUE must be an integer ≥ 1514"
     case "$TOPO" in line | y) ;; *) fail "unknown TOPO=$TOPO (line or y)" ;; esac
     case "$SCOPE" in aggregate | flow) ;; *) fail "unknown SCOPE=$SCOPE (aggregate or flow)" ;; esac
     [[ $FLOW_CLASSES =~ ^[0-9]+$ && $FLOW_CLASSES -gt 0 && $FLOW_CLASSES -le 256 ]] ||
