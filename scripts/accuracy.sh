@@ -177,7 +177,7 @@ print(json.dumps(record))' "$line" "$condition" "$run" "$truth" "$throttle" "$PA
 print(r.get("verdict"), "| sensitive:", r.get("sensitiveVerdict"), r.get("sensitiveEffect"), "p", r.get("sensitivePValue"))' \
             "$line")"
     done
-    log "$condition: $R runs in $(($(date +%s) - condition_started)) s"
+    log "$condition: $R runs in $(($(date +%s) - condition_started)) s; throttled class 1:20: $("$SCRIPTS/testbed.sh" counters)"
 done
 log "all conditions in $(($(date +%s) - STARTED)) s"
 python3 "$SCRIPTS/accuracy_report.py" "$OUT"
