@@ -36,6 +36,8 @@ package final class ReplayServer: Service, Sendable {
     private let configuration: ReplayServerConfiguration
     /// A seam for tests: faults injected into the setup of TCP connections (none unless a test sets one).
     package let setupFaults = ConnectionSetupFaults()
+    /// A seam for tests: pauses inside the side-channel exchange (none unless a test sets one).
+    package let protocolSeams = ProtocolSeams()
     /// The one connection budget of every TCP listener (also lent to the operator dashboard).
     package let connectionLimiter: ConnectionLimiter
     private let ready = ReadyGate()
@@ -168,7 +170,8 @@ package final class ReplayServer: Service, Sendable {
         let udpMap = ports.udp
         let portMap = catalogue.portMap(tcpPort: { tcpMap[$0] }, udpPort: { udpMap[$0] })
         let context = ServerContext(
-            configuration: configuration, catalogue: catalogue, portMapBody: portMap.body, limiter: connectionLimiter)
+            configuration: configuration, catalogue: catalogue, portMapBody: portMap.body, limiter: connectionLimiter,
+            seams: protocolSeams)
         let openFiles = configuration.openFileLimit()
         let shares = ConnectionLimiter.Pool.allCases.map { "\($0.rawValue) \(connectionLimiter.share($0))" }
         logger.notice(

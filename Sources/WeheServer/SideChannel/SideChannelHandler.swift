@@ -195,11 +195,14 @@ struct SideChannelHandler {
         } else if mobile != SideChannelMessage.noMobileStats {
             throw ReplayServerError(.protocolViolation, "expected NoMobileStats, got '\(mobile.prefix(40))'")
         }
-        // #6, #7: port map and sender count; from now on replay traffic from this address is recognised.
+        // #6, #7: port map and sender count. Replay traffic from this address is recognised from before they are
+        // sent: the client connects as soon as it reads them, and on a loaded server that connection may be handled
+        // before this task resumes after the send (it was then refused as coming from an address without a session).
         deadline.cancel()
+        session.markReady()
         try await notifier.send(context.portMapBody)
         try await notifier.send(String(session.replay.senderCount))
-        session.markReady()
+        await context.seams.senderCountSent(session)
         let progressTimeout = limits.progressTimeout
         let replayStart = channel.channel.eventLoop.scheduleTask(in: .init(progressTimeout)) {
             if !session.replayStarted {

@@ -29,12 +29,15 @@ final class ServerContext: Sendable {
     let logger: Logger
     /// 64 KiB of zeros: the filler sent when a trace has no recorded response content (slices share storage).
     let filler: ByteBuffer
+    /// Test seams inside the protocol exchange (empty in a real server).
+    let seams: ProtocolSeams
     private let draining = Atomic<Bool>(false)
 
     init(
         configuration: ReplayServerConfiguration, catalogue: ReplayCatalogue, portMapBody: String,
-        limiter: ConnectionLimiter
+        limiter: ConnectionLimiter, seams: ProtocolSeams = ProtocolSeams()
     ) {
+        self.seams = seams
         self.configuration = configuration
         self.catalogue = catalogue
         self.portMapBody = portMapBody

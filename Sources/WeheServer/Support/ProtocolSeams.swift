@@ -1,0 +1,20 @@
+import Synchronization
+
+/// A seam for tests: a pause at a point of the side-channel exchange (`nil`: none). A loaded server may resume the
+/// side channel's task only after the client has already acted on the message it just received; a test pauses the
+/// task there on purpose to check that nothing depends on its running first.
+package final class ProtocolSeams: Sendable {
+    private let afterSenderCount = Mutex<(@Sendable (Session) async -> Void)?>(nil)
+
+    /// Creates a seam without a pause.
+    package init() {}
+
+    /// Sets (or clears) what runs right after the sender count (the last message before replay traffic) was sent.
+    package func pauseAfterSenderCount(_ pause: (@Sendable (Session) async -> Void)?) {
+        afterSenderCount.withLock { $0 = pause }
+    }
+
+    func senderCountSent(_ session: Session) async {
+        await afterSenderCount.withLock { $0 }?(session)
+    }
+}
