@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""wehey_blindspot.py - offline analysis of scripts/wehey-blindspot.sh data: WeHeY's blind spot (issue 18 item 6).
+
+    python3 scripts/wehey_blindspot.py /tmp/yc-data [--csv runs.csv]
+
+For every run (OUTDIR/<placement>/<run>/) it prints the published verdict and three candidate signals that could tell
+a per-flow shaper on the shared segment from throttlers on the branches:
+
+1. merge-point queue (active, wehey_probe.py): in-flow copies of the replay's data with the TTL of the merge point,
+   against out-of-flow probes with the same TTL. A branch throttler queues (or drops) the in-flow copies before the
+   merge point; a throttler on the shared segment does not. Per branch: one-sided Mann-Whitney U of the in-flow
+   delays against the baseline delays, an unanswered probe counting as an infinite delay; the branch "queues" when
+   p < ALPHA and the in-flow median exceeds the baseline median by at least MIN_EXTRA_MS.
+   Signal verdict: both servers' replays differentiated (the published gate) and neither branch queues, with at least
+   MIN_PROBES in-flow probes per branch -> "access network"; a branch that queues -> "no evidence"; else inconclusive.
+2. rate plateau equality (passive, client arrivals): the two simultaneous originals' sustained rates (median of 1 s
+   bins over their common stretch), |r1 - r2| / max(r1, r2). A shared per-flow policy gives both the same rate.
+3. retransmission epochs (passive): per flow, 100 ms bins in which a retransmitted segment arrived at the client;
+   the Jaccard overlap of the two flows' bins over their common stretch, against the mean overlap when one flow's
+   bins are shifted by 1-5 s (a shared queue would synchronise drop epochs beyond chance).
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import statistics
+import sys
+
+ALPHA = 0.01
+MIN_EXTRA_MS = 5.0
+MIN_PROBES = 5
+
+
+def mann_whitney_greater(x, y):
+    """One-sided Mann-Whitney U (x stochastically greater than y), normal approximation with tie and continuity
+    corrections (scipy's mannwhitneyu(x, y, alternative='greater', method='asymptotic')). Infinite values rank
+    highest (ties among them)."""
+    n1, n2 = len(x), len(y)
+    if n1 == 0 or n2 == 0:
+        return None, None
+    pooled = sorted([(v, 0) for v in x] + [(v, 1) for v in y], key=lambda p: p[0])
+    ranks = [0.0] * len(pooled)
+    ties = 0.0
+    i = 0
+    while i < len(pooled):
+        j = i
+        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        avg = (i + j) / 2 + 1
+        for k in range(i, j + 1):
+            ranks[k] = avg
+        t = j - i + 1
+        ties += t ** 3 - t
+        i = j + 1
+    r1 = sum(r for r, p in zip(ranks, pooled) if p[1] == 0)
+    u1 = r1 - n1 * (n1 + 1) / 2
+    n = n1 + n2
+    sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))))
+    if sigma == 0:
+        return u1, 1.0
+    z = (u1 - n1 * n2 / 2 - 0.5) / sigma
+    return u1, 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def load_probes(path):
+    rows = []
+    if os.path.exists(path):
+        with open(path) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+    flow = [math.inf if r["rtt_ms"] is None else r["rtt_ms"] for r in rows if r["kind"] == "flow"]
+    base = [math.inf if r["rtt_ms"] is None else r["rtt_ms"] for r in rows if r["kind"] == "base"]
+    return flow, base
+
+
+def branch_queue(flow, base):
+    """(queues?, p, in-flow median ms, baseline median ms, in-flow lost, n in-flow)."""
+    _, p = mann_whitney_greater(flow, base)
+    mf = statistics.median(flow) if flow else None
+    mb = statistics.median(base) if base else None
+    extra = (mf - mb) if (mf is not None and mb is not None) else None
+    queues = p is not None and p < ALPHA and extra is not None and extra >= MIN_EXTRA_MS
+    return queues, p, mf, mb, sum(1 for v in flow if v == math.inf), len(flow)
+
+
+def load_arrivals(path):
+    flows = {}
+    if not os.path.exists(path):
+        return flows
+    with open(path) as f:
+        reader = csv.reader(f)
+        next(reader, None)
+        for row in reader:
+            try:
+                t, src, sport, dport, seq, length = float(row[0]), row[1], int(row[2]), int(row[3]), int(row[4]), int(row[5])
+            except (ValueError, IndexError):
+                continue
+            flows.setdefault((src, sport, dport), []).append((t, seq, length))
+    return flows
+
+
+def simultaneous_pair(flows):
+    """The two longest-overlapping big flows from the two different servers (the simultaneous originals)."""
+    big = {k: v for k, v in flows.items() if sum(p[2] for p in v) > 1_000_000}
+    best = None
+    keys = list(big)
+    for i in range(len(keys)):
+        for j in range(i + 1, len(keys)):
+            a, b = keys[i], keys[j]
+            if a[0] == b[0]:
+                continue
+            start = max(big[a][0][0], big[b][0][0])
+            end = min(big[a][-1][0], big[b][-1][0])
+            if end - start > 1 and (best is None or end - start > best[2] - best[1]):
+                best = ((a, b), start, end)
+    return best, big
+
+
+def rates(packets, start, end, width=1.0):
+    bins = {}
+    for t, _, length in packets:
+        if start <= t < end:
+            bins[int((t - start) / width)] = bins.get(int((t - start) / width), 0) + length
+    count = int((end - start) / width)
+    return [bins.get(i, 0) * 8 / width / 1e6 for i in range(count)]
+
+
+def retransmission_bins(packets, start, end, width=0.1):
+    highest = None
+    out = set()
+    for t, seq, length in packets:
+        if highest is not None and ((seq - highest) & 0xFFFFFFFF) > 0x7FFFFFFF:
+            if start <= t < end:
+                out.add(int((t - start) / width))
+        else:
+            top = (seq + length) & 0xFFFFFFFF
+            if highest is None or ((top - highest) & 0xFFFFFFFF) < 0x7FFFFFFF:
+                highest = top
+    return out
+
+
+def jaccard(a, b):
+    return len(a & b) / len(a | b) if (a or b) else None
+
+
+def analyse_run(directory):
+    loc = {}
+    path = os.path.join(directory, "localization.json")
+    if os.path.exists(path):
+        text = open(path).read().strip()
+        if text:
+            loc = json.loads(text)
+    result = {
+        "published": loc.get("localization") or "none",
+        "mwu_p": loc.get("mwuPValue"),
+        "server_verdicts": "/".join(loc.get("serverVerdicts") or []),
+        "corr": "%d/%d" % (sum(1 for p in (loc.get("correlationPValues") or []) if p is not None and p < 0.05),
+                           len(loc.get("correlationPValues") or [])),
+    }
+    gate = loc.get("serverVerdicts") == ["differentiation", "differentiation"]
+    queues = []
+    for name in ("s", "t"):
+        flow, base = load_probes(os.path.join(directory, f"probes-{name}.jsonl"))
+        q, p, mf, mb, lost, n = branch_queue(flow, base)
+        result[f"{name}_queue"] = q
+        result[f"{name}_p"] = p
+        result[f"{name}_flow_median_ms"] = mf
+        result[f"{name}_base_median_ms"] = mb
+        result[f"{name}_flow_lost"] = lost
+        result[f"{name}_flow_n"] = n
+        queues.append((q, n))
+    if not gate:
+        signal = "no-evidence"
+    elif any(q for q, _ in queues):
+        signal = "no-evidence"
+    elif all(n >= MIN_PROBES for _, n in queues):
+        signal = "access-network"
+    else:
+        signal = "inconclusive"
+    result["probe_signal"] = signal
+    # Combined: the published verdict, or the probe signal when the published verdict is not "access network".
+    result["combined"] = "access-network" if result["published"] == "access-network" or signal == "access-network" \
+        else result["published"]
+
+    flows = load_arrivals(os.path.join(directory, "arrivals.csv"))
+    pair, _ = simultaneous_pair(flows)
+    if pair:
+        (a, b), start, end = pair
+        ra, rb = rates(flows[a], start, end), rates(flows[b], start, end)
+        if ra and rb:
+            ma, mb_ = statistics.median(ra), statistics.median(rb)
+            result["rate_a"], result["rate_b"] = ma, mb_
+            result["rate_diff"] = abs(ma - mb_) / max(ma, mb_) if max(ma, mb_) > 0 else None
+        ea, eb = retransmission_bins(flows[a], start, end), retransmission_bins(flows[b], start, end)
+        result["retx_bins"] = f"{len(ea)}/{len(eb)}"
+        j = jaccard(ea, eb)
+        shifted = [jaccard({x + s for x in ea}, eb) for s in (10, 20, 30, 40, 50, -10, -20, -30, -40, -50)]
+        shifted = [v for v in shifted if v is not None]
+        result["retx_jaccard"] = j
+        result["retx_jaccard_shifted"] = statistics.mean(shifted) if shifted else None
+        result["overlap_s"] = end - start
+    return result
+
+
+EXPECTED = {
+    "shared-flow": "access-network", "shared-aggregate": "access-network", "both-branches": "no-evidence",
+    "both-branches-flow": "no-evidence", "branch": "no-evidence", "none": "no-evidence",
+}
+
+
+def fmt(v, spec=".3g"):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return format(v, spec)
+    return str(v)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("data")
+    ap.add_argument("--csv")
+    args = ap.parse_args()
+    rows = []
+    for placement in sorted(os.listdir(args.data)):
+        pdir = os.path.join(args.data, placement)
+        if not os.path.isdir(pdir):
+            continue
+        for run in sorted(os.listdir(pdir), key=lambda r: int(r) if r.isdigit() else 0):
+            if not os.path.exists(os.path.join(pdir, run, "status")):
+                continue  # a run still going (or killed)
+            r = analyse_run(os.path.join(pdir, run))
+            r["placement"], r["run"] = placement, run
+            rows.append(r)
+    print("placement run published probe combined | s: queue p flow/base ms lost/n | t: ... | rate a/b diff | "
+          "retx bins jaccard (shifted)")
+    for r in rows:
+        print(f"{r['placement']:<18} {r['run']:>2} {r['published']:<14} {r['probe_signal']:<14} {r['combined']:<14} | "
+              f"s {str(r['s_queue'])[0]} {fmt(r['s_p'])} {fmt(r['s_flow_median_ms'])}/{fmt(r['s_base_median_ms'])} "
+              f"{r['s_flow_lost']}/{r['s_flow_n']} | t {str(r['t_queue'])[0]} {fmt(r['t_p'])} "
+              f"{fmt(r['t_flow_median_ms'])}/{fmt(r['t_base_median_ms'])} {r['t_flow_lost']}/{r['t_flow_n']} | "
+              f"{fmt(r.get('rate_a'))}/{fmt(r.get('rate_b'))} {fmt(r.get('rate_diff'))} | {r.get('retx_bins', '-')} "
+              f"{fmt(r.get('retx_jaccard'))} ({fmt(r.get('retx_jaccard_shifted'))})")
+    print()
+    print("placement           expected        R  published: right wrong inconcl | probe signal: right wrong inconcl | "
+          "combined: right wrong inconcl")
+    for placement in sorted({r["placement"] for r in rows}):
+        sub = [r for r in rows if r["placement"] == placement]
+        exp = EXPECTED.get(placement, "?")
+
+        def count(key):
+            right = sum(1 for r in sub if r[key] == exp)
+            wrong = sum(1 for r in sub if r[key] in ("access-network", "no-evidence") and r[key] != exp)
+            return right, wrong, len(sub) - right - wrong
+
+        p, s, c = count("published"), count("probe_signal"), count("combined")
+        print(f"{placement:<19} {exp:<15} {len(sub):>2}  {p[0]:>15} {p[1]:>5} {p[2]:>7} | {s[0]:>18} {s[1]:>5} "
+              f"{s[2]:>7} | {c[0]:>14} {c[1]:>5} {c[2]:>7}")
+    if args.csv:
+        keys = sorted({k for r in rows for k in r})
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys)
+            w.writeheader()
+            w.writerows(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
