@@ -203,7 +203,8 @@ package actor InMemoryResultStore: ResultStore {
                     metadata: row.metadata,
                     originalMeanMbps: row.replays[0]?.samples.meanMbps,
                     controlMeanMbps: row.replays[1]?.samples.meanMbps,
-                    analysis: row.analyses[1]?.summary
+                    analysis: row.analyses[1]?.summary,
+                    sensitive: row.sensitive
                 )
             }
     }

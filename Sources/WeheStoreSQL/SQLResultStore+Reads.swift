@@ -172,7 +172,7 @@ extension SQLResultStore {
         return try await read { database in
             try await database.raw(
                 """
-                SELECT \(unsafeRaw: Self.testSelect), \(unsafeRaw: Self.analysisSelect) FROM wehe_tests t
+                SELECT \(unsafeRaw: Self.testSelect), \(unsafeRaw: Self.analysisSelect), t.sensitive FROM wehe_tests t
                 LEFT JOIN wehe_analyses a ON a.test_id = t.id AND a.compared_test_index = 1
                 WHERE t.user_id = \(bind: userID) \(before)
                 ORDER BY t.history_count DESC LIMIT \(bind: max(0, limit))
@@ -183,7 +183,8 @@ extension SQLResultStore {
                     metadata: try Self.metadata(row),
                     originalMeanMbps: try row.optional("original_mean"),
                     controlMeanMbps: try row.optional("control_mean"),
-                    analysis: try row.decodeNil(column: "test_id") ? nil : try self.summary(row)
+                    analysis: try row.decodeNil(column: "test_id") ? nil : try self.summary(row),
+                    sensitive: try self.historySensitive(row)
                 )
             }
         }

@@ -34,6 +34,17 @@ extension SQLResultStore {
         }
     }
 
+    /// The sensitive verdict in the `sensitive` column of a history row (`nil` when NULL).
+    func historySensitive(_ row: any SQLRow) throws -> SensitiveSummary? {
+        guard let text = try row.optional("sensitive", as: String.self) else { return nil }
+        do {
+            return try Self.sensitiveSummary(text)
+        } catch {
+            let id = (try? row.decode(column: "id", as: Int64.self)).map(String.init) ?? "?"
+            throw WeheStoreError(.corrupted, database: databaseName, "the sensitive verdict of test row \(id)")
+        }
+    }
+
     /// The sensitive verdicts of the tests with the given row ids, by row id.
     func readSensitive(_ ids: [Int64], on database: any SQLDatabase) async throws -> [Int64: SensitiveSummary] {
         guard !ids.isEmpty else { return [:] }

@@ -12,6 +12,9 @@ package struct TestOverview: Sendable, Hashable, Codable {
     package var controlMeanMbps: Double?
     /// The normal analysis (testID 1 against 0), once stored.
     package var analysis: AnalysisSummary?
+    /// The sensitive verdict of an interleaved test (issue 18), if it had one: the history lists show it beside
+    /// the published verdict.
+    package var sensitive: SensitiveSummary?
 
     /// Creates an overview.
     package init(
@@ -19,12 +22,14 @@ package struct TestOverview: Sendable, Hashable, Codable {
         metadata: TestMetadata,
         originalMeanMbps: Double?,
         controlMeanMbps: Double?,
-        analysis: AnalysisSummary?
+        analysis: AnalysisSummary?,
+        sensitive: SensitiveSummary? = nil
     ) {
         self.key = key
         self.metadata = metadata
         self.originalMeanMbps = originalMeanMbps
         self.controlMeanMbps = controlMeanMbps
         self.analysis = analysis
+        self.sensitive = sensitive
     }
 }

@@ -165,6 +165,11 @@ package struct DemoHistory: Sendable {
                     analysedAt: now.addingTimeInterval(-1_700))
             ]
         }
+        // An interleaved test (issue 18): its sensitive verdict beside the published one, in the history list too.
+        spiky.sensitive = SensitiveSummary(
+            verdict: .differentiation, direction: .throttled, rounds: 10, pValue: 0.001953125, alpha: 0.008,
+            slowdown: 0.42, slowdownLower: 0.37, slowdownUpper: 0.47, confidenceLevel: 0.95, originalMeansMbps: [],
+            controlMeansMbps: [])
         var few = test(
             key: TestKey(userID: Self.personUserID, historyCount: firstHistoryCount + 1), provider: orange, app: port,
             startedAt: now.addingTimeInterval(-600))

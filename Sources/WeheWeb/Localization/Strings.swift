@@ -58,6 +58,10 @@ package struct Strings: Sendable {
         "history_title": "Your test results",
         "history_intro": "Each test replays an app's traffic and a disguised copy of it, and compares their speeds.",
         "history_caption": "Past tests, newest first",
+        "history_sensitive_slowed": "Sensitive verdict: slowed by {percent} %",
+        "history_sensitive_faster": "Sensitive verdict: faster by {percent} %",
+        "history_sensitive_none": "Sensitive verdict: no differentiation",
+        "history_sensitive_inconclusive": "Sensitive verdict: inconclusive",
         "history_empty": "No tests yet. Run one to see whether your provider treats an app differently.",
         "history_no_user": "No user is configured for this dashboard, so there is no history to show.",
         "history_older": "Older tests",
@@ -285,6 +289,10 @@ package struct Strings: Sendable {
         "history_intro":
             "Chaque test rejoue le trafic d'une application et une copie déguisée de celui-ci, puis compare leurs débits.",
         "history_caption": "Tests passés, du plus récent au plus ancien",
+        "history_sensitive_slowed": "Verdict sensible : ralenti de {percent} %",
+        "history_sensitive_faster": "Verdict sensible : accéléré de {percent} %",
+        "history_sensitive_none": "Verdict sensible : pas de différenciation",
+        "history_sensitive_inconclusive": "Verdict sensible : non concluant",
         "history_empty":
             "Aucun test pour l'instant. Lancez-en un pour savoir si votre fournisseur traite une application différemment.",
         "history_no_user":

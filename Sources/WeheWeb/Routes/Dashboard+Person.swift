@@ -40,7 +40,8 @@ extension Dashboard {
                     verdict: VerdictText(summary: analysis, strings: strings),
                     original: overview.originalMeanMbps.map { info.formatter.number($0) } ?? "–",
                     control: overview.controlMeanMbps.map { info.formatter.number($0) } ?? "–",
-                    bars: MiniBars.comparison(original: overview.originalMeanMbps, control: overview.controlMeanMbps))
+                    bars: MiniBars.comparison(original: overview.originalMeanMbps, control: overview.controlMeanMbps),
+                    sensitive: HistoryRow.sensitiveText(overview.sensitive, strings: strings))
             }
             content.isEmpty = content.rows.isEmpty
             if overviews.count > limit, let last = page.last {

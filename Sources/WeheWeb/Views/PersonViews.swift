@@ -1,3 +1,5 @@
+import WeheCore
+
 /// A row of the history table.
 struct HistoryRow {
     var href: String
@@ -12,6 +14,20 @@ struct HistoryRow {
     var original: String
     var control: String
     var bars: String
+    /// The sensitive verdict of an interleaved test (issue 18) in a few words, under the published badge.
+    var sensitive: String? = nil
+
+    /// "Sensitive verdict: slowed by 18 %" and its siblings; `nil` for a test without a sensitive verdict.
+    static func sensitiveText(_ sensitive: SensitiveSummary?, strings: Strings) -> String? {
+        guard let sensitive else { return nil }
+        let percent = String(Int((abs(sensitive.slowdown) * 100).rounded()))
+        switch (sensitive.verdict, sensitive.direction) {
+        case (.differentiation, .prioritized?): return strings.format("history_sensitive_faster", ["percent": percent])
+        case (.differentiation, _): return strings.format("history_sensitive_slowed", ["percent": percent])
+        case (.noDifferentiation, _): return strings["history_sensitive_none"]
+        case (.inconclusive, _), (.blocked, _): return strings["history_sensitive_inconclusive"]
+        }
+    }
 }
 
 /// The history page.

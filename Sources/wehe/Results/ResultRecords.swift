@@ -70,11 +70,13 @@ struct ResultRecords {
         return abbreviation.isEmpty || abbreviation.hasPrefix("GMT") ? offset : "\(abbreviation) (\(offset))"
     }
 
-    /// The table of `wehe results`: 80 columns for app names of up to 12 characters.
+    /// The table of `wehe results`: 80 columns for app names of up to 12 characters; when a listed test has a
+    /// sensitive verdict (interleaved, issue 18), one more column (SENS) shows it in a few characters.
     func table(_ rows: [TestOverview]) -> String {
+        let showsSensitive = rows.contains { $0.sensitive != nil }
         let body = rows.map { row -> [String] in
             let summary = row.analysis
-            return [
+            let cells: [String] = [
                 String(row.key.historyCount), Self.shortDate(row.metadata.startedAt),
                 Terminal.truncated(app(row.metadata.replayName), 12),
                 summary.map(strings.tableVerdict) ?? "-",
@@ -86,14 +88,17 @@ struct ResultRecords {
                 } ?? "-",
                 summary.map { Terminal.format($0.areaTest, decimals: 2, language: strings.language) } ?? "-",
             ]
+            return showsSensitive ? cells + [strings.sensitiveMark(row.sensitive)] : cells
         }
-        let text = Terminal.table(
-            header: [
-                "ID", strings.dateHeader, strings.testHeader, strings.verdictHeader, strings.originalHeader,
-                strings.controlHeader, strings.pValueHeader, strings.areaHeader,
-            ],
-            rows: body, rightAligned: [0, 4, 5, 6, 7])
-        return text + "\n" + Terminal.wrap(strings.tableCaption(zone: Self.zoneName()))
+        var header = [
+            "ID", strings.dateHeader, strings.testHeader, strings.verdictHeader, strings.originalHeader,
+            strings.controlHeader, strings.pValueHeader, strings.areaHeader,
+        ]
+        if showsSensitive { header.append(strings.sensitiveHeader) }
+        let text = Terminal.table(header: header, rows: body, rightAligned: [0, 4, 5, 6, 7])
+        var caption = Terminal.wrap(strings.tableCaption(zone: Self.zoneName()))
+        if showsSensitive { caption += "\n" + Terminal.wrap(strings.sensitiveCaption) }
+        return text + "\n" + caption
     }
 
     /// Every field of one test, as a JSON object (also one CSV row: the same keys in the same order).
@@ -121,6 +126,13 @@ struct ResultRecords {
             ("ruleSet", summary.map { .string($0.thresholds.ruleSet) } ?? .null),
             ("reason", summary?.insufficientDataReason.map(JSONValue.string) ?? .null),
             ("note", summary?.note.map(JSONValue.string) ?? .null),
+            ("sensitiveVerdict", row.sensitive.map { .string($0.verdict.rawValue) } ?? .null),
+            ("sensitiveDirection", row.sensitive?.direction.map { .string($0.rawValue) } ?? .null),
+            ("sensitivePValue", number(row.sensitive?.pValue)),
+            ("sensitiveRounds", row.sensitive.map { .number(Double($0.rounds), text: String($0.rounds)) } ?? .null),
+            ("slowdown", number(row.sensitive?.slowdown)),
+            ("slowdownLower", number(row.sensitive?.slowdownLower)),
+            ("slowdownUpper", number(row.sensitive?.slowdownUpper)),
             ("server", row.metadata.serverName.map(JSONValue.string) ?? .null),
             ("provider", row.metadata.provider.map(JSONValue.string) ?? .null),
             ("clientVersion", row.metadata.clientVersion.map(JSONValue.string) ?? .null),

@@ -307,6 +307,27 @@ struct Strings: Sendable {
         if let zone { text += pick("; times in \(zone)", " ; heures en \(zone)") }
         return text
     }
+    /// Header of the sensitive-verdict column of `wehe results` (shown when a listed test has one).
+    var sensitiveHeader: String { pick("SENS", "SENS") }
+    /// The sensitive verdict in a few characters: "-18%" (app slowed by 18 %), "+12%" (faster), "none", "?".
+    func sensitiveMark(_ sensitive: SensitiveSummary?) -> String {
+        guard let sensitive else { return "-" }
+        let percent = Int((abs(sensitive.slowdown) * 100).rounded())
+        switch (sensitive.verdict, sensitive.direction) {
+        case (.differentiation, .prioritized?): return "+\(percent)%"
+        case (.differentiation, _): return "-\(percent)%"
+        case (.noDifferentiation, _): return pick("none", "aucune")
+        case (.inconclusive, _), (.blocked, _): return "?"
+        }
+    }
+    /// The caption line of the sensitive column.
+    var sensitiveCaption: String {
+        pick(
+            "SENS: sensitive verdict of interleaved tests (-18% = app slowed by 18 %, none = no differentiation, "
+                + "? = inconclusive, - = not measured)",
+            "SENS : verdict sensible des tests entrelacés (-18% = appli ralentie de 18 %, aucune = pas de "
+                + "différenciation, ? = non concluant, - = non mesuré)")
+    }
     /// Labels of `results show`.
     var showLabels: (verdict: String, original: String, control: String, thresholds: String, note: String) {
         language == .fr

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import WeheCore
+import WeheStore
+import WeheTestKit
+
+/// `wehe results` (list) on a seeded history (built binary): the sensitive verdict of interleaved tests (issue 18)
+/// in a column of its own, and in `--json`.
+@Suite("wehe results list: the sensitive verdict (built binary, seeded history)")
+struct ResultsListTests {
+    static func settings(_ data: String) -> Bool {
+        TestResources.write(
+            """
+            {"server":"127.0.0.1","userID":"\(DashboardCommandTests.userID)","lastHistoryCount":3,\
+            "ruleSet":"android","confirmation":true,"consentAccepted":true}
+            """, to: data + "/settings.json")
+    }
+
+    static func sensitive(_ verdict: Verdict, _ direction: DifferentiationDirection?, slowdown: Double)
+        -> SensitiveSummary
+    {
+        SensitiveSummary(
+            verdict: verdict, direction: direction, rounds: 10, pValue: verdict == .differentiation ? 0.002 : 0.6,
+            alpha: 0.008, slowdown: slowdown, slowdownLower: slowdown - 0.04, slowdownUpper: slowdown + 0.04,
+            confidenceLevel: 0.95, originalMeansMbps: [], controlMeansMbps: [])
+    }
+
+    /// The table's line of test `id`.
+    static func line(_ table: String, id: Int) -> String? {
+        table.split(separator: "\n").map(String.init).first { $0.hasPrefix("\(id) ") || $0.hasPrefix(" \(id) ") }
+    }
+
+    @Test("a SENS column with -18%, none, or - (not measured); its caption; the JSON fields; French")
+    func sensitiveColumn() async throws {
+        let data = TestResources.temporaryDirectory("wehe-list")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        #expect(Self.settings(data))
+        var slowed = DashboardCommandTests.record(count: 1)
+        slowed.sensitive = Self.sensitive(.differentiation, .throttled, slowdown: 0.184)
+        var unslowed = DashboardCommandTests.record(count: 2)
+        unslowed.sensitive = Self.sensitive(.noDifferentiation, nil, slowdown: 0.01)
+        let plain = DashboardCommandTests.record(count: 3)
+        try await DashboardCommandTests.seed(data + "/history.sqlite", [slowed, unslowed, plain])
+
+        let list = try CommandRunner.run("wehe", ["results", "--data-dir", data])
+        #expect(list.status == 0, "\(list.stderr)")
+        let header = try #require(list.stdout.split(separator: "\n").first.map(String.init))
+        #expect(header.hasSuffix("SENS"), "\(list.stdout)")
+        #expect(Self.line(list.stdout, id: 1)?.hasSuffix("-18%") == true, "\(list.stdout)")
+        #expect(Self.line(list.stdout, id: 2)?.hasSuffix("none") == true, "\(list.stdout)")
+        #expect(Self.line(list.stdout, id: 3)?.hasSuffix(" -") == true, "\(list.stdout)")
+        #expect(list.stdout.contains("SENS: sensitive verdict of interleaved tests"))
+
+        let json = try CommandRunner.run("wehe", ["results", "--data-dir", data, "--json"])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        let first = try #require(rows.first { $0["id"] as? Int == 1 })
+        #expect(first["sensitiveVerdict"] as? String == "differentiation")
+        #expect(first["sensitiveDirection"] as? String == "throttled")
+        #expect(abs((first["slowdown"] as? Double ?? 0) - 0.184) < 1e-9)
+        #expect(first["sensitiveRounds"] as? Int == 10)
+        #expect(rows.first { $0["id"] as? Int == 3 }?["sensitiveVerdict"] is NSNull)
+
+        let french = try CommandRunner.run("wehe", ["results", "--data-dir", data, "--lang", "fr"])
+        #expect(Self.line(french.stdout, id: 2)?.hasSuffix("aucune") == true, "\(french.stdout)")
+        #expect(french.stdout.contains("SENS : verdict sensible des tests entrelacés"))
+    }
+
+    @Test("a history without sensitive verdicts keeps the 80-column table without the SENS column")
+    func noSensitiveColumn() async throws {
+        let data = TestResources.temporaryDirectory("wehe-list")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        #expect(Self.settings(data))
+        try await DashboardCommandTests.seed(data + "/history.sqlite", [DashboardCommandTests.record(count: 1)])
+        let list = try CommandRunner.run("wehe", ["results", "--data-dir", data])
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(!list.stdout.contains("SENS"))
+        #expect(list.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(list.stdout)")
+    }
+}
