@@ -84,6 +84,8 @@ struct ShowResult: AsyncParsableCommand {
                 var line = "  sensitive verdict (\(sensitive.rounds) rounds): \(sensitive.verdict.rawValue)"
                 if let direction = sensitive.direction { line += " (\(direction.rawValue))" }
                 line += ", \(sensitive.effectText), p \(JSONText.compactNumber(sensitive.pValue))"
+                // The note says, among others, how many replays the time limit stopped (issue 18 item 4).
+                if let note = sensitive.note { line += "; \(note)" }
                 print(Terminal.wrap(line, indent: "    "))
             }
             let lines = Sparkline.render(series: record.replays.map(\.samples.mbps), width: 60)

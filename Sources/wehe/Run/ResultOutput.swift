@@ -30,6 +30,13 @@ enum ResultOutput {
         if let first = result.firstVerdict { members.append(("firstVerdict", .string(first.rawValue))) }
         members.append(("reason", result.summary.insufficientDataReason.map(JSONValue.string) ?? .null))
         members.append(("note", result.summary.note.map(JSONValue.string) ?? .null))
+        // Issue 18 item 4: replays stopped by the time limit, and what the verdicts then judged.
+        members.append(
+            (
+                "replaysCutShort",
+                .array(result.replaysCutShort.map { .string($0 == .original ? "original" : "control") })
+            ))
+        members.append(("timeLimitNote", result.timeLimitNote.map(JSONValue.string) ?? .null))
         members += sensitiveMembers(result.sensitiveSummary)
         return JSONValue.object(members).serialized()
     }
@@ -94,7 +101,10 @@ enum ResultOutput {
             }
         }
         let sensitiveLines = results.compactMap(sensitiveLine)
-        let notes = reasons + sensitiveLines
+        let timeLimitLines = results.compactMap { result in
+            result.timeLimitNote.map { Terminal.wrap("\(result.name): \($0)") }
+        }
+        let notes = reasons + timeLimitLines + sensitiveLines
         let footer = notes.isEmpty ? "" : "\n" + notes.joined(separator: "\n")
         guard color else { return text + footer }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)

@@ -139,6 +139,7 @@ struct TestbedProbe: AsyncParsableCommand {
                     "reachedDeadline",
                     .bool(result.original?.reachedDeadline == true || result.control?.reachedDeadline == true)
                 ),
+                ("timeLimitNote", result.timeLimitNote.map(JSONValue.string) ?? .null),
             ]
         ).serialized()
     }

@@ -1,0 +1,157 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import WeheClient
+import WeheCore
+import WeheServer
+import WeheStore
+import WeheTestKit
+import WeheTestbed
+import WeheWire
+
+/// Issue 18 item 4: a strongly throttled replay that reaches the time limit is judged on what it covered, and the
+/// result says so. Our client, our throttling proxy and our server on loopback (as `DetectionThroughProxyTests`):
+/// the Molotov TV original (13 MB, matched by its server name) gets 1 Mbit/s, and the client's replay deadline is
+/// lowered from 45 s to 3 s (`Timing.replayDeadline`), so every original replay is stopped after about 0.4 MB while
+/// the unthrottled control finishes. Eight interleaved rounds give the sensitive verdict.
+@Suite(
+    "A throttled replay stopped by the time limit (loopback proxy, published Molotov TV trace)",
+    .serialized,
+    .timeLimit(.minutes(3)),
+    .enabled(if: TestResources.hasSharedReplays, "the published traces in ../shared/replays are needed")
+)
+struct TimeLimitThroughProxyTests {
+    typealias Configuration = ThrottlingProxyConfiguration
+
+    static let deadline = Duration.seconds(3)
+    static let throttleBitsPerSecond = 1_000_000
+
+    /// What the test needs of one replay's outcome.
+    struct Replay: Sendable {
+        var role: ReplayRole
+        var reachedDeadline: Bool
+        var duration: Duration
+        var bytesReceived: Int
+        var seconds: Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+    }
+
+    private static var logger: Logger {
+        var logger = Logger(label: "wehe-testbed-time-limit")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    /// Runs 8 interleaved rounds through the proxy; returns the result and every replay's outcome in order.
+    private func runRounds() async throws -> (TestResult, [Replay], Int) {
+        try await PortCollisions.retrying { try await runRoundsOnce() }
+    }
+
+    private func runRoundsOnce() async throws -> (TestResult, [Replay], Int) {
+        let library = ReplayLibrary(directory: TestResources.sharedReplays)
+        let test = try ReplayClient.Test.load("molotovtv", from: library, catalog: try library.catalog())
+        var server = ReplayServerConfiguration(
+            replayDirectory: TestResources.sharedReplays,
+            store: InMemoryResultStore(anonymization: try AnonymizationPolicy(storeFullAddress: true)),
+            logger: Self.logger)
+        server.bindAddress = "127.0.0.2"
+        server.sideChannelTLSPort = nil
+        server.sideChannelPlainPort = 0
+        server.analyzerTLSPort = nil
+        server.analyzerPlainPort = 0
+        server.replayPorts = .ephemeral
+        server.extraReplayPorts = []
+        server.limits.shutdownGracePeriod = .seconds(1)
+        let replayServer = try ReplayServer(configuration: server)
+        return try await withThrowingTaskGroup(of: (TestResult, [Replay], Int)?.self) { group in
+            group.addTask {
+                try await replayServer.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            let ports = try await replayServer.listeningPorts()
+            let sideChannel = try #require(ports.sideChannelPlain)
+            let analyzer = try #require(ports.analyzerPlain)
+            let replay = try #require(ports.tcp[443])
+            func route(_ port: Int, classified: Bool) -> Configuration.Route {
+                .init(
+                    .tcp, listen: .init(host: "127.0.0.1", port: port), upstream: .init(host: "127.0.0.2", port: port),
+                    isClassified: classified)
+            }
+            let proxy = try ThrottlingProxy(
+                configuration: Configuration(
+                    routes: [
+                        route(sideChannel, classified: false), route(analyzer, classified: false),
+                        route(replay, classified: true),
+                    ],
+                    classifier: .patterns([Array("mlflux".utf8)]),
+                    shaping: .init(rateBitsPerSecond: Self.throttleBitsPerSecond)
+                ))
+            let outcomes = Mutex<[Replay]>([])
+            let result = try await proxy.withRunning { _ in
+                var client = ReplayClientConfiguration(
+                    server: "127.0.0.1", userID: "@timelimit1", sideChannelPort: sideChannel, sideChannelTLS: false,
+                    analyzerPort: analyzer, analyzerTLS: false, confirmation: false)
+                client.addressDiscovery = .never
+                client.timing.firstPollDelay = .milliseconds(50)
+                client.timing.replayDeadline = Self.deadline
+                return try await ReplayClient(configuration: client).runInterleaved(test, rounds: 8) { event in
+                    if case .replayFinished(_, let role, let outcome) = event {
+                        let replay = Replay(
+                            role: role, reachedDeadline: outcome.reachedDeadline, duration: outcome.duration,
+                            bytesReceived: outcome.bytesReceived)
+                        outcomes.withLock { $0.append(replay) }
+                    }
+                }
+            }
+            return (result, outcomes.withLock { $0 }, test.original.bytesDown)
+        }
+    }
+
+    @Test("each original replay stops at the limit; both verdicts judge the covered part, and the result says so")
+    func throttledReplayCutShort() async throws {
+        let (result, outcomes, originalBytes) = try await runRounds()
+        #expect(outcomes.count == 16)
+        let originals = outcomes.filter { $0.role == .original }
+        #expect(originals.count == 8)
+        for outcome in originals {
+            // Stopped at the deadline after a small part of the 13 MB: 1 Mbit/s for 3 s is about 0.4 MB.
+            #expect(outcome.reachedDeadline)
+            #expect(outcome.duration >= Self.deadline && outcome.duration < Self.deadline + .seconds(2))
+            #expect(outcome.bytesReceived > 0 && outcome.bytesReceived < originalBytes / 10)
+        }
+
+        // The published verdict: the samples end at the deadline, and the analysis compares what they covered.
+        let original = try #require(result.original)
+        #expect(original.reachedDeadline)
+        #expect(result.originalSamples.times.last ?? 0 <= 3.1)
+        #expect(result.summary.originalMeanMbps < 1.5, "\(result.summary)")
+        #expect(result.replaysCutShort.first == .original)
+        let note = try #require(result.timeLimitNote)
+        #expect(note.hasPrefix("the original replay reached the time limit after "), "\(note)")
+        #expect(note.hasSuffix(": the verdicts judge the part it covered") || note.contains("the part they covered"))
+
+        // The sensitive verdict: each round's original mean is the covered part's throughput (bytes received over
+        // the covered time), not the full trace's bytes over anything longer.
+        let sensitive = try #require(result.sensitive)
+        #expect(sensitive.rounds == 8)
+        for (mean, outcome) in zip(sensitive.originalMeansMbps, originals) {
+            let covered = Double(outcome.bytesReceived) * 8 / outcome.seconds / 1e6
+            #expect(mean > 0.5 * covered && mean < 1.5 * covered, "round mean \(mean), covered \(covered) Mbit/s")
+            #expect(mean < 1.5, "the throttle is 1 Mbit/s")
+        }
+        let cutShort = outcomes.filter(\.reachedDeadline).count
+        #expect(
+            sensitive.note?.contains(
+                "\(cutShort) of 16 replays reached the time limit; each is judged on the part it covered") == true,
+            "\(sensitive.note ?? "no note")")
+        // The unthrottled control runs at tens of Mbit/s on loopback; under a heavily loaded machine it was once
+        // as slow as 9 Mbit/s (see DetectionThroughProxyTests), still far above the 1 Mbit/s throttle.
+        #expect(sensitive.verdict == .differentiation, "\(sensitive)")
+        #expect(sensitive.direction == .throttled)
+        #expect(sensitive.slowdown > 0.5)
+        #expect(result.verdict == .differentiation, "\(result.summary)")
+    }
+}
