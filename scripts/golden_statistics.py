@@ -756,6 +756,146 @@ def sign_flip_cases():
     return cases
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# change in time within a test (issue 18 item 3): byte grid + max-over-splits sign-flip test
+
+def change_replay(rng, base, total_mb, throttle, dt=0.01, ramp=0.06, noise=0.08):
+    """A synthetic replay: samples every dt of min(path rate, throttle) with a slow-start ramp and noise; the last
+    sample is partial. throttle(mb_received) -> factor of the path rate."""
+    mbps, times, got, t = [], [], 0.0, 0.0
+    while True:
+        rate = base * min(1.0, (t + dt) / ramp) * throttle(got) * (1 + noise * rng.standard_normal())
+        rate = round(max(rate, 0.5), 6)
+        add = rate * dt / 8
+        t += dt
+        times.append(round(t, 10))
+        if got + add >= total_mb:
+            mbps.append(round((total_mb - got) * 8 / dt, 6))
+            break
+        mbps.append(rate)
+        got += add
+    return mbps, times
+
+
+def change_cumulative(mbps, times):
+    out, total, previous = [], 0.0, 0.0
+    for rate, time in zip(mbps, times):
+        total += rate * (time - previous) / 8
+        previous = time
+        out.append(total)
+    return out
+
+
+def change_reach(b, cumulative, times):
+    if b <= 0:
+        return 0.0
+    before, start = 0.0, 0.0
+    for total, time in zip(cumulative, times):
+        if total >= b:
+            return start + (b - before) / (total - before) * (time - start)
+        before, start = total, time
+    return None
+
+
+def change_durations(mbps, times, megabytes, bins):
+    cumulative = change_cumulative(mbps, times)
+    edges = [megabytes * k / bins if k < bins else megabytes for k in range(1, bins + 1)]
+    reach = [change_reach(e, cumulative, times) for e in edges]
+    return list(np.diff([0.0] + reach))
+
+
+def change_analysis(rounds, alpha=0.008, margin=0.05):
+    """Independent of the Swift code: numpy means per split and every sign vector as a matrix product."""
+    total = min(min(change_cumulative(*o)[-1], change_cumulative(*c)[-1]) for o, c in rounds)
+    bins = min(50, min(min(len(o[0]), len(c[0])) for o, c in rounds))
+    seg = max(5, math.ceil(0.1 * bins))
+    dur_o = np.array([change_durations(o[0], o[1], total, bins) for o, _ in rounds])
+    dur_c = np.array([change_durations(c[0], c[1], total, bins) for _, c in rounds])
+    x = np.log(dur_c / dur_o)
+    splits = list(range(seg, bins - seg + 1))
+    d = np.array([[np.mean(row[:s]) - np.mean(row[s:]) for s in splits] for row in x])
+    r = len(rounds)
+    weight = np.array([math.sqrt(s * (bins - s)) / bins for s in splits])
+    signs = np.array([[-1.0 if (m >> i) & 1 else 1.0 for i in range(r)] for m in range(1 << r)])
+    t = np.abs(signs @ d) * weight / r
+    stats = t.max(axis=1)
+    observed = stats[0]
+    count = int(np.sum(stats >= observed - 1e-9))
+    if r <= 8:  # brute force, one sign vector at a time
+        brute = 0
+        for m in range(1 << r):
+            best = max(abs(sum((-1 if (m >> i) & 1 else 1) * d[i, j] for i in range(r))) * weight[j] / r
+                       for j in range(len(splits)))
+            brute += best >= observed - 1e-9
+        assert brute == count, (brute, count)
+    j = int(np.argmax(t[0]))
+    split = splits[j]
+    p = count / float(1 << r)
+
+    def part(lo, hi):
+        mb = total * (hi - lo) / bins
+        so, sc = dur_o[:, lo:hi].sum(axis=1), dur_c[:, lo:hi].sum(axis=1)
+        ratio = [float(v) for v in np.log((8 * mb / so + 0.001) / (8 * mb / sc + 0.001))]
+        # The sensitive rule on the part: two one-sided exact sign-flip tests against the 5 % margin.
+        n = float(1 << r)
+        p_less = sign_flip_exact_count([v - math.log(1 - margin) for v in ratio], "less") / n
+        p_greater = sign_flip_exact_count([v - math.log(1 + margin) for v in ratio], "greater") / n
+        p_part = min(1.0, 2 * min(p_less, p_greater))
+        return {"slowdown": 1 - math.exp(np.mean(ratio)), "originalSeconds": float(np.median(so)), "pValue": p_part,
+                "differentiation": bool(r >= 8 and p_part <= alpha)}
+
+    before, after = part(0, split), part(split, bins)
+    differ = abs(math.log((1 - before["slowdown"]) / (1 - after["slowdown"]))) > -math.log(1 - margin)
+    return {
+        "bins": bins, "minimumSegment": seg, "split": split, "statistic": float(observed), "pValue": p,
+        "contrast": float(np.mean(d[:, j])), "totalMegabytes": total, "changeMegabytes": total * split / bins,
+        "changeSeconds": float(np.median(dur_o[:, :split].sum(axis=1))), "before": before, "after": after,
+        "kind": "stops" if before["slowdown"] > after["slowdown"] else "starts",
+        # A change between a throttled part and one treated like the control (a constant throttle whose effect
+        # grows through slow start is no change).
+        "found": bool(r >= 8 and p <= alpha and differ
+                      and not (after if before["slowdown"] > after["slowdown"] else before)["differentiation"]),
+    }
+
+
+def change_point_cases():
+    def first(mb, factor):
+        return lambda got: factor if got < mb else 1.0
+
+    def after(mb, factor):
+        return lambda got: 1.0 if got < mb else factor
+
+    def flat(factor):
+        return lambda got: factor
+
+    specs = [
+        ("first-3mb-half", 101, 10, 6.0, first(3.0, 0.5)),
+        ("after-3mb-70", 102, 10, 6.0, after(3.0, 0.7)),
+        ("none", 103, 10, 6.0, flat(1.0)),
+        ("constant-70", 104, 10, 6.0, flat(0.7)),
+        ("first-1mb-fifth-12-rounds", 105, 12, 5.0, first(1.0, 0.2)),
+        ("first-3mb-three-rounds", 106, 3, 6.0, first(3.0, 0.5)),
+        ("none-eight-rounds", 107, 8, 4.0, flat(1.0)),
+    ]
+    cases = []
+    for case_id, seed, count, total_mb, throttle in specs:
+        rng = np.random.default_rng(seed)
+        rounds = []
+        for _ in range(count):
+            base = 80 * math.exp(0.15 * rng.standard_normal())
+            original = change_replay(rng, base, total_mb, throttle)
+            control = change_replay(rng, base * math.exp(0.05 * rng.standard_normal()), total_mb, flat(1.0))
+            rounds.append((original, control))
+        expected = change_analysis(rounds)
+        cases.append({
+            "id": case_id,
+            "rounds": [{"original": {"mbps": o[0], "times": o[1]}, "control": {"mbps": c[0], "times": c[1]}}
+                       for o, c in rounds],
+            **expected,
+        })
+    return cases
+
+
 def main():
     assert scipy.__version__ == "1.17.1", scipy.__version__
     families = {
@@ -769,6 +909,7 @@ def main():
         "distributions.json": distribution_cases,
         "generator.json": generator_cases,
         "signflip.json": sign_flip_cases,
+        "changepoint.json": change_point_cases,
     }
     only = set(sys.argv[1:])
     for name, build in families.items():

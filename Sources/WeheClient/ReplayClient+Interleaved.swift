@@ -24,11 +24,13 @@ extension ReplayClient {
         var result = try await run(test, onEvent: onEvent)
         var originals: [Double] = []
         var controls: [Double] = []
+        var changeRounds: [ChangePointAnalysis.Round] = []
         var bytes = result.bytesReceived
         var cutShort = [result.original, result.control].compactMap { $0 }.filter(\.reachedDeadline).count
         if let original = result.original, let control = result.control {
             originals.append(Self.serverMean(original.samples))
             controls.append(Self.serverMean(control.samples))
+            changeRounds.append(ChangePointAnalysis.Round(original: original.samples, control: control.samples))
         }
         if rounds > 1, !test.entry.isPortTest || result.verdict != .blocked {
             let address = try resolveServer()
@@ -42,6 +44,7 @@ extension ReplayClient {
                 }
                 let order: [ReplayRole] = Bool.random() ? [.original, .control] : [.control, .original]
                 var means: [ReplayRole: Double] = [:]
+                var series: [ReplayRole: ThroughputSeries] = [:]
                 for (offset, role) in order.enumerated() {
                     let trace = role == .original ? test.original : test.control
                     onEvent(
@@ -57,11 +60,15 @@ extension ReplayClient {
                     }
                     onEvent(.replayFinished(test: test.entry.id, role: role, outcome: outcome.outcome))
                     means[role] = Self.serverMean(outcome.outcome.samples)
+                    series[role] = outcome.outcome.samples
                     bytes += outcome.outcome.bytesReceived
                     if outcome.outcome.reachedDeadline { cutShort += 1 }
                 }
                 originals.append(means[.original] ?? 0)
                 controls.append(means[.control] ?? 0)
+                if let original = series[.original], let control = series[.control] {
+                    changeRounds.append(ChangePointAnalysis.Round(original: original, control: control))
+                }
             }
         }
         var sensitive = SensitiveAnalysis().summary(originalMeans: originals, controlMeans: controls)
@@ -74,6 +81,8 @@ extension ReplayClient {
             sensitive.note = sensitive.note.map { $0 + "; " + remark } ?? remark
         }
         sensitive.bytesReceived = bytes
+        // Issue 18 item 3: a throttle that starts or stops during the replay, from the same rounds' samples.
+        sensitive.changePoint = ChangePointAnalysis().summary(rounds: changeRounds)
         result.sensitive = sensitive
         if rounds > 1 {
             // The published test was stored when it finished; its record now gains the sensitive verdict.
@@ -102,6 +111,9 @@ extension TestResult {
             controlMeans: [ReplayClient.serverMean(control.samples)])
         summary.durationSeconds = durationSeconds
         summary.bytesReceived = bytesReceived
+        summary.changePoint = ChangePointAnalysis().summary(rounds: [
+            ChangePointAnalysis.Round(original: original.samples, control: control.samples)
+        ])
         return summary
     }
 }

@@ -34,6 +34,9 @@ public struct SensitiveSummary: Sendable, Hashable, Codable {
     public var durationSeconds: Double? = nil
     /// Bytes received over every round, when measured.
     public var bytesReceived: Int? = nil
+    /// The change in time within the test (issue 18 item 3), when the rounds' samples were analysed; `nil` in
+    /// summaries stored before it existed (the JSON key is simply absent).
+    public var changePoint: ChangePointSummary? = nil
 
     /// Creates a summary.
     public init(
