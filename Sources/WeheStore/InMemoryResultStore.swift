@@ -168,6 +168,12 @@ package actor InMemoryResultStore: ResultStore {
         let before = events.count
         events.removeAll { $0.event.at < cutoff }
         counts.events = before - events.count
+        let abandoned = dpiSearches.filter { $0.value.updatedAt < cutoff }
+        for key in abandoned.keys { dpiSearches[key] = nil }
+        counts.dpiSearches = abandoned.count
+        let results = dpiResultRows.count
+        dpiResultRows.removeAll { $0.result.finishedAt < cutoff }
+        counts.dpiResults = results - dpiResultRows.count
         return counts
     }
 

@@ -105,10 +105,15 @@ package struct PurgeCounts: Sendable, Hashable, CustomStringConvertible {
     package var losses = 0
     /// Session-log entries.
     package var events = 0
+    /// DPI searches left running (not updated since the cutoff: abandoned).
+    package var dpiSearches = 0
+    /// Finished DPI searches (their outcomes and rules).
+    package var dpiResults = 0
 
     /// Creates counts.
     package init(
-        tests: Int = 0, replays: Int = 0, analyses: Int = 0, localizations: Int = 0, losses: Int = 0, events: Int = 0
+        tests: Int = 0, replays: Int = 0, analyses: Int = 0, localizations: Int = 0, losses: Int = 0, events: Int = 0,
+        dpiSearches: Int = 0, dpiResults: Int = 0
     ) {
         self.tests = tests
         self.replays = replays
@@ -116,15 +121,19 @@ package struct PurgeCounts: Sendable, Hashable, CustomStringConvertible {
         self.localizations = localizations
         self.losses = losses
         self.events = events
+        self.dpiSearches = dpiSearches
+        self.dpiResults = dpiResults
     }
 
     /// Whether nothing was deleted.
     package var isEmpty: Bool { self == PurgeCounts() }
 
-    /// `tests 3, replays 6, analyses 3, localizations 0, loss timelines 2, session events 40`.
+    /// `tests 3, replays 6, analyses 3, localizations 0, loss timelines 2, session events 40, DPI searches 0 running
+    /// and 1 finished`.
     package var description: String {
         "tests \(tests), replays \(replays), analyses \(analyses), localizations \(localizations), "
-            + "loss timelines \(losses), session events \(events)"
+            + "loss timelines \(losses), session events \(events), DPI searches \(dpiSearches) running and "
+            + "\(dpiResults) finished"
     }
 }
 

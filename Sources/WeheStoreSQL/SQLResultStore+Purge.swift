@@ -22,12 +22,18 @@ extension SQLResultStore {
             counts.losses = try await count(
                 "SELECT COUNT(*) AS n FROM wehe_replay_losses WHERE recorded_at < \(bind: time)")
             counts.events = try await count("SELECT COUNT(*) AS n FROM wehe_session_events WHERE at < \(bind: time)")
+            counts.dpiSearches = try await count(
+                "SELECT COUNT(*) AS n FROM wehe_dpi_searches WHERE updated_at < \(bind: time)")
+            counts.dpiResults = try await count(
+                "SELECT COUNT(*) AS n FROM wehe_dpi_results WHERE finished_at < \(bind: time)")
             try await database.raw("DELETE FROM wehe_analyses WHERE test_id IN (\(oldTests))").run()
             try await database.raw("DELETE FROM wehe_replays WHERE test_id IN (\(oldTests))").run()
             try await database.raw("DELETE FROM wehe_tests WHERE started_at < \(bind: time)").run()
             try await database.raw("DELETE FROM wehe_localizations WHERE requested_at < \(bind: time)").run()
             try await database.raw("DELETE FROM wehe_replay_losses WHERE recorded_at < \(bind: time)").run()
             try await database.raw("DELETE FROM wehe_session_events WHERE at < \(bind: time)").run()
+            try await database.raw("DELETE FROM wehe_dpi_searches WHERE updated_at < \(bind: time)").run()
+            try await database.raw("DELETE FROM wehe_dpi_results WHERE finished_at < \(bind: time)").run()
             return counts
         }
     }

@@ -5,11 +5,12 @@ import WeheStore
 import WeheStoreSQL
 
 extension DBCommand {
-    /// `db purge --older-than <days>`: deletes tests (samples, analyses), localization runs, loss timelines and
-    /// session-log entries older than the given number of days, in one transaction.
+    /// `db purge --older-than <days>`: deletes tests (samples, analyses), localization runs, loss timelines,
+    /// session-log entries and DPI searches older than the given number of days, in one transaction.
     struct Purge: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete results, samples, loss timelines and session events older than a number of days."
+            abstract:
+                "Delete results, samples, loss timelines, session events and DPI searches older than a number of days."
         )
 
         @OptionGroup var store: StoreOptions

@@ -193,7 +193,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Delete results, samples, loss timelines and session events older than this many days, at start and "
+            "Delete results, samples, loss timelines, session events and DPI searches older than this many days, at "
+                + "start and "
                 + "then every hour (default: keep everything; `db purge` does it once)."
         ))
     var retentionDays: Int?

@@ -4,7 +4,8 @@ import WeheCore
 import WeheStore
 
 /// Retention (issue 16 item 6): `purge(before:)` deletes tests with their samples and analyses, localization runs,
-/// loss timelines and session-log entries older than the cutoff, and nothing newer.
+/// loss timelines, session-log entries and DPI searches (abandoned running ones and finished ones) older than the
+/// cutoff, and nothing newer.
 @Suite("ResultStore purge")
 struct PurgeTests {
     static func loss(_ key: ReplayKey, at seconds: Double) -> ReplayLossRecord {
@@ -17,6 +18,19 @@ struct PurgeTests {
         LocalizationRun(
             userID: user, historyCounts: [11, 12], servers: ["192.0.2.1", "192.0.2.2"], replayName: "Netflix-05132024",
             singleServer: nil, singleHistoryCount: nil, requestedAt: Fixtures.date(seconds))
+    }
+
+    static func dpiSearch(_ id: DPISearchID, updatedAt seconds: Double) -> DPISearchRecord {
+        DPISearchRecord(
+            id: id, historyCount: 1, startedAt: Fixtures.date(seconds - 10), updatedAt: Fixtures.date(seconds),
+            probes: 3, bytesUsed: 1_000, state: "{}")
+    }
+
+    static func dpiResult(_ id: DPISearchID, finishedAt seconds: Double) -> DPIResultRecord {
+        DPIResultRecord(
+            id: id, historyCount: 1, startedAt: Fixtures.date(seconds - 60), finishedAt: Fixtures.date(seconds),
+            probes: 10, bytesUsed: 5_000, outcome: "noDPIInFirstPackets", message: "NO DPI for first 10 pacs",
+            rules: [])
     }
 
     @Test("everything older than the cutoff goes, everything newer stays", arguments: StoreKind.allCases)
@@ -36,11 +50,31 @@ struct PurgeTests {
                 SessionEvent(at: Fixtures.date(5_001), kind: .admissionGranted, detail: "new"),
             ])
 
+            // DPI searches: one abandoned before the cutoff, one still running after it, one outcome from before and
+            // one from after.
+            let search = DPISearchID(userID: "@old00001", carrierName: "Orange", replayName: "Netflix-05132024")
+            var running = search
+            running.userID = "@new00001"
+            try await store.save(dpiSearch: Self.dpiSearch(search, updatedAt: 300))
+            try await store.save(dpiSearch: Self.dpiSearch(running, updatedAt: 5_500))
+            var oldSearch = search
+            oldSearch.replayName = "YouTube-05132024"
+            try await store.finish(dpiSearch: Self.dpiResult(oldSearch, finishedAt: 400))
+            var newSearch = running
+            newSearch.replayName = "YouTube-05132024"
+            try await store.finish(dpiSearch: Self.dpiResult(newSearch, finishedAt: 5_400))
+
             let counts = try await store.purge(before: Fixtures.date(1_000))
             #expect(
                 counts
-                    == PurgeCounts(tests: 2, replays: 4, analyses: 1, localizations: 1, losses: 1, events: 2),
+                    == PurgeCounts(
+                        tests: 2, replays: 4, analyses: 1, localizations: 1, losses: 1, events: 2, dpiSearches: 1,
+                        dpiResults: 1),
                 "\(counts)")
+            #expect(try await store.dpiSearch(search) == nil)
+            #expect(try await store.dpiSearch(running) != nil)
+            #expect(try await store.dpiResults(DPIResultQuery(userID: "@old00001")).isEmpty)
+            #expect(try await store.dpiResults(DPIResultQuery(userID: "@new00001")).count == 1)
             #expect(try await store.test(old.key) == nil)
             #expect(try await store.test(older.key) == nil)
             #expect(try await store.test(recent.key) == Fixtures.stored(recent))
