@@ -36,6 +36,8 @@ package final class ReplayServer: Service, Sendable {
     private let configuration: ReplayServerConfiguration
     /// A seam for tests: faults injected into the setup of TCP connections (none unless a test sets one).
     package let setupFaults = ConnectionSetupFaults()
+    /// A seam for tests: holds the TCP listeners' accept loops before their first connection (never held otherwise).
+    package let acceptPause = AcceptPause()
     /// A seam for tests: pauses inside the side-channel exchange (none unless a test sets one).
     package let protocolSeams = ProtocolSeams()
     /// The one connection budget of every TCP listener (also lent to the operator dashboard).
@@ -108,9 +110,9 @@ package final class ReplayServer: Service, Sendable {
         let pcapDirectory = configuration.pcapDirectory
         let pcapMaximumBytes = configuration.pcapMaximumBytes
         let pcapLogger = configuration.logger
-        var tcpListeners: [(recorded: Int, channel: AcceptChannel)] = []
+        var tcpListeners: [(recorded: Int, channel: TCPListener)] = []
         var udpListeners: [(recorded: Int, channel: DatagramChannel)] = []
-        var sideListeners: [(secure: Bool, channel: AcceptChannel)] = []
+        var sideListeners: [(secure: Bool, channel: TCPListener)] = []
         var ports = ListeningPorts(tcp: [:], udp: [:])
         do {
             for recorded in Set(catalogue.tcpPorts + configuration.extraReplayPorts).sorted() {
@@ -262,7 +264,10 @@ package final class ReplayServer: Service, Sendable {
                 try await withThrowingDiscardingTaskGroup { tasks in
                     for listener in tcpAccepts {
                         tasks.addTask {
-                            await acceptLoop(listener.channel, kind: "tcp-replay", pool: .replay, context: context) {
+                            await acceptLoop(
+                                listener.channel, kind: "tcp-replay", pool: .replay, context: context,
+                                pause: self.acceptPause
+                            ) {
                                 child, _ in
                                 await TCPReplayHandler(context: context, channel: child).run()
                             }
@@ -271,7 +276,8 @@ package final class ReplayServer: Service, Sendable {
                     for listener in sideAccepts {
                         tasks.addTask {
                             await acceptLoop(
-                                listener.channel, kind: "side", pool: .side, evictable: true, context: context
+                                listener.channel, kind: "side", pool: .side, evictable: true, context: context,
+                                pause: self.acceptPause
                             ) { child, established in
                                 await SideChannelHandler(
                                     context: context, channel: child, secure: listener.secure, declared: established
@@ -363,14 +369,28 @@ package final class ReplayServer: Service, Sendable {
     private struct ShutdownComplete: Error {}
 
     /// Closes bound listeners that will not be served (startup failed) through their async wrappers.
-    private static func closeUnused(_ accepts: [AcceptChannel], _ datagrams: [DatagramChannel]) async {
-        for channel in accepts { try? await channel.executeThenClose { _ in } }
+    private static func closeUnused(_ accepts: [TCPListener], _ datagrams: [DatagramChannel]) async {
+        for listener in accepts { try? await listener.accepts.executeThenClose { _ in } }
         for channel in datagrams { try? await channel.executeThenClose { _, _ in } }
     }
 
     // MARK: listeners
 
-    typealias AcceptChannel = NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+    /// A listening socket's stream of accepted connections. They come out as plain channels, set up but not yet
+    /// reading (`autoRead` off), and are wrapped for async use only once an accept loop has taken them: a connection
+    /// still queued in the stream when the server stops owns no async writer, whose release unfinished would be a
+    /// fatal error in NIO ("Deinited NIOAsyncWriter without calling finish()", issue 14).
+    typealias AcceptChannel = NIOAsyncChannel<any Channel, Never>
+
+    /// A bound TCP listener: its accept stream, the connections set up but not yet taken from it, and its log of
+    /// connections whose setup failed.
+    struct TCPListener: Sendable {
+        let accepts: AcceptChannel
+        let queued: QueuedConnections
+        let failures: ConnectionSetupFailureLog
+        /// The listening socket.
+        var channel: any Channel { accepts.channel }
+    }
     typealias DatagramChannel = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
 
     private func listeningPort(_ recorded: Int) -> Int {
@@ -385,11 +405,12 @@ package final class ReplayServer: Service, Sendable {
         group: MultiThreadedEventLoopGroup,
         kind: String,
         setup: @escaping @Sendable (any Channel) throws -> Void
-    ) async throws -> AcceptChannel {
+    ) async throws -> TCPListener {
         let logger = configuration.logger
         let failures = ConnectionSetupFailureLog(
             kind: kind, logger: logger, metrics: ServerMetrics(registry: configuration.metricsRegistry))
         let faults = setupFaults
+        let queued = QueuedConnections()
         let listener: AcceptChannel
         do {
             listener = try await ServerBootstrap(group: group)
@@ -404,6 +425,8 @@ package final class ReplayServer: Service, Sendable {
                     .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 65536)
                 )
                 .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
+                // Nothing is read before the accept loop has taken the connection and added its async handler.
+                .childChannelOption(.autoRead, value: false)
                 // Run by NIO's accept handler with the child options above; nothing of ours to do there but the
                 // test seam. Its failures (and the options') reach the absorber added below.
                 .childChannelInitializer { channel in
@@ -418,10 +441,8 @@ package final class ReplayServer: Service, Sendable {
                             // setup. Without it the connection still works.
                             _ = try? channel.syncOptions?.setOption(.socketOption(.tcp_nodelay), value: 1)
                             try setup(channel)
-                            return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
-                                wrappingChannelSynchronously: channel,
-                                configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4))
-                            )
+                            queued.add(channel)
+                            return channel
                         } catch {
                             // NIO drops a connection whose initializer failed without closing its socket (never
                             // registered, it would stay open): close it here; the listener goes on.
@@ -446,12 +467,12 @@ package final class ReplayServer: Service, Sendable {
                     position: .after(try pipeline.context(name: "AcceptHandler").handler))
             }.get()
         } catch {
-            await Self.closeUnused([listener], [])
+            await Self.closeUnused([TCPListener(accepts: listener, queued: queued, failures: failures)], [])
             throw ReplayServerError(
                 .bindFailed, "cannot set up the listener on \(configuration.bindAddress):\(port) (\(kind))",
                 underlying: error)
         }
-        return listener
+        return TCPListener(accepts: listener, queued: queued, failures: failures)
     }
 
     private func bindUDP(port: Int, group: MultiThreadedEventLoopGroup) async throws -> DatagramChannel {
@@ -510,25 +531,34 @@ package final class ReplayServer: Service, Sendable {
 /// holds its slot only loosely until its handler calls the `established` closure it is given (the side channel: once
 /// its declaration is complete): when the share is full, the oldest such connection is closed for a newcomer, so
 /// idle and trickling connections cannot keep real clients out; established ones are never evicted.
+///
+/// A connection is wrapped for async use in its own task, just before its handler runs (which always finishes the
+/// wrapper); when the loop ends (the listener closed, or the server stopped), the connections still queued in the
+/// accept stream are closed as plain channels.
 private func acceptLoop(
-    _ listener: ReplayServer.AcceptChannel,
+    _ listener: ReplayServer.TCPListener,
     kind: String,
     pool: ConnectionLimiter.Pool,
     evictable: Bool = false,
     context: ServerContext,
+    pause: AcceptPause,
     handler:
         @escaping @Sendable (NIOAsyncChannel<ByteBuffer, ByteBuffer>, _ established: @escaping @Sendable () -> Void)
         async -> Void
 ) async {
+    let queued = listener.queued
+    let failures = listener.failures
     do {
         try await withThrowingDiscardingTaskGroup { group in
-            try await listener.executeThenClose { inbound in
+            defer { queued.closeAll() }
+            try await listener.accepts.executeThenClose { inbound in
+                await pause.wait()
                 for try await child in inbound {
-                    let address = AddressText.normalized(child.channel.remoteAddress?.ipAddress ?? "unknown")
-                    let nioChannel = child.channel
+                    queued.take(child)
+                    let address = AddressText.normalized(child.remoteAddress?.ipAddress ?? "unknown")
                     let ticket = context.limiter.admit(address: address, pool: pool) {
                         context.metrics.connectionFailed(kind, reason: "evicted")
-                        nioChannel.close(promise: nil)
+                        child.close(promise: nil)
                     }
                     guard let ticket else {
                         context.metrics.connectionRejected(kind)
@@ -538,14 +568,15 @@ private func acceptLoop(
                                 "wehe.channel": "\(kind)", "wehe.peer": "\(AddressText.redacted(address))",
                                 "wehe.open": "\(context.limiter.current)",
                             ])
-                        try? await child.executeThenClose { _, _ in }
+                        child.close(promise: nil)
                         continue
                     }
                     if !evictable { context.limiter.established(ticket) }
                     context.metrics.connectionAccepted(kind)
                     group.addTask {
                         defer { context.limiter.release(ticket) }
-                        await handler(child) { context.limiter.established(ticket) }
+                        guard let wrapped = await wrapAccepted(child, failures: failures) else { return }
+                        await handler(wrapped) { context.limiter.established(ticket) }
                     }
                 }
             }
@@ -554,6 +585,79 @@ private func acceptLoop(
         context.logger.debug("listener stopped", metadata: ["wehe.channel": "\(kind)"])
     } catch {
         context.logger.error("listener stopped", metadata: ["wehe.channel": "\(kind)", "wehe.error": "\(error)"])
+    }
+}
+
+/// Wraps an accepted connection for async use on its event loop and starts its reads; `nil`, with the connection
+/// closed, when the server is stopping (the task is cancelled), the connection is already closed or cannot be
+/// wrapped (a failed setup, logged and counted). The wrapper returned must be finished (`executeThenClose`): the handlers always do.
+private func wrapAccepted(
+    _ channel: any Channel, failures: ConnectionSetupFailureLog
+) async -> NIOAsyncChannel<ByteBuffer, ByteBuffer>? {
+    guard !Task.isCancelled else {
+        channel.close(promise: nil)
+        return nil
+    }
+    do {
+        return try await channel.eventLoop.submit {
+            // Throws for a connection closed while queued (evicted, idle deadline, the client left).
+            let wrapped = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                wrappingChannelSynchronously: channel,
+                configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4)))
+            // From here the wrapper exists and is returned whatever happens: its handler finishes it.
+            do {
+                try channel.syncOptions?.setOption(.autoRead, value: true)
+            } catch {
+                failures.record(error, stage: .pipeline)
+                channel.close(promise: nil)
+            }
+            return wrapped
+        }.get()
+    } catch {
+        channel.close(promise: nil)
+        if let error = error as? ChannelError, error == .ioOnClosedChannel { return nil }
+        failures.record(error, stage: .pipeline)
+        return nil
+    }
+}
+
+/// The connections a TCP listener has set up that its accept loop has not taken yet (plain channels, not reading).
+/// When the loop ends they are closed, and so is any set up after that.
+final class QueuedConnections: Sendable {
+    private struct State {
+        var channels: [ObjectIdentifier: any Channel] = [:]
+        var closed = false
+    }
+    private let state = Mutex(State())
+
+    /// A connection set up by the listener (on its event loop); forgotten once it closes.
+    func add(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        let closed = state.withLock { state in
+            if !state.closed { state.channels[id] = channel }
+            return state.closed
+        }
+        if closed {
+            channel.close(promise: nil)
+            return
+        }
+        channel.closeFuture.whenComplete { _ in self.state.withLock { _ = $0.channels.removeValue(forKey: id) } }
+    }
+
+    /// The accept loop took the connection: it is the loop's to close.
+    func take(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        state.withLock { _ = $0.channels.removeValue(forKey: id) }
+    }
+
+    /// Closes the connections not taken, and every connection added from now on.
+    func closeAll() {
+        let left = state.withLock { state in
+            state.closed = true
+            defer { state.channels.removeAll() }
+            return Array(state.channels.values)
+        }
+        for channel in left { channel.close(promise: nil) }
     }
 }
 

@@ -51,29 +51,68 @@ package struct HTTPConnectionGuard: Sendable {
 
 /// HTTP/1.1 child channel with the guard's handlers: budget and first-byte deadline at the front, TLS, then the
 /// request deadline right after the HTTP decoder.
+///
+/// The listener's accept stream carries the connection as a plain channel, set up with the front guard and TLS but
+/// not reading (`autoRead` off); the HTTP handlers and the async wrapper are added in `handle`, once the server's
+/// loop has taken it. A connection still queued in the stream when the server stops owns no async writer (released
+/// unfinished, NIO stops the process: "Deinited NIOAsyncWriter without calling finish()", issue 14); its first-byte
+/// deadline closes it.
 private struct GuardedHTTPChannel: ServerChildChannel {
-    typealias Value = HTTP1Channel.Value
+    struct Value: ServerChildChannelValue {
+        let channel: any Channel
+    }
     let base: HTTP1Channel
     let tls: NIOSSLContext?
     let bounds: HTTPConnectionGuard
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            try channel.syncOptions?.setOption(.autoRead, value: false)
             try channel.pipeline.syncOperations.addHandler(FrontGuardHandler(bounds: bounds))
             if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
-        }.flatMap {
-            base.setup(channel: channel, logger: logger)
-        }.flatMapThrowing { value in
-            let decoder = try channel.pipeline.syncOperations.handler(
-                type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(
-                RequestDeadlineHandler(bounds: bounds), position: .after(decoder))
-            return value
+            return Value(channel: channel)
         }
     }
 
     func handle(value: Value, logger: Logger) async {
-        await base.handle(value: value, logger: logger)
+        let channel = value.channel
+        // The server is stopping: close the connection without wrapping it.
+        guard !Task.isCancelled else {
+            channel.close(promise: nil)
+            return
+        }
+        let base = self.base
+        let bounds = self.bounds
+        let wrapped: HTTP1Channel.Value
+        do {
+            // Fails for a connection closed while queued (budget, first-byte deadline, the client left).
+            wrapped = try await channel.eventLoop.flatSubmit {
+                base.setup(channel: channel, logger: logger).map { value in
+                    // The async wrapper exists from here: it is returned whatever happens, and finished by the
+                    // HTTP handler; a connection that cannot get its deadline or its reads is closed instead.
+                    do {
+                        let decoder = try channel.pipeline.syncOperations.handler(
+                            type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+                        try channel.pipeline.syncOperations.addHandler(
+                            RequestDeadlineHandler(bounds: bounds), position: .after(decoder))
+                        try channel.syncOptions?.setOption(.autoRead, value: true)
+                    } catch {
+                        logger.debug(
+                            "connection closed: setup failed",
+                            metadata: ["wehe.channel": "\(bounds.pool.rawValue)", "wehe.error": "\(error)"])
+                        channel.close(promise: nil)
+                    }
+                    return value
+                }
+            }.get()
+        } catch {
+            logger.debug(
+                "connection closed: setup failed",
+                metadata: ["wehe.channel": "\(bounds.pool.rawValue)", "wehe.error": "\(error)"])
+            channel.close(promise: nil)
+            return
+        }
+        await base.handle(value: wrapped, logger: logger)
     }
 }
 
