@@ -2,7 +2,7 @@
 # e2e-detection.sh - end-to-end detection on the kernel testbed: the real wehe-server in the server namespace, the
 # real wehe client in the client namespace, a DPI or port shaper in between (scripts/testbed.sh). Root only.
 #
-#   scripts/e2e-detection.sh [case...]      cases: dpi none port delayed udp-queue (default: the first four)
+#   scripts/e2e-detection.sh [case...]      cases: dpi none port delayed police udp-queue (default: the first five)
 #
 # Cases and what must come out (each is one Wehe test; confirmation is off where differentiation is expected, so
 # that verdict comes from these samples, and on where none is expected, as in a user's test: on this 2-core machine
@@ -17,6 +17,9 @@
 #                                                                           -> port test (PORT_TEST, port X vs 443):
 #                                                                              differentiation
 #   delayed  like dpi, but only after DELAYED_BYTES of a connection        -> app test: differentiation
+#   police   like dpi, but matched packets above POLICE_KBIT are dropped, not queued (testbed.sh MODE=police; the
+#            default is half of Deezer's 89 Mbit/s on this link)       -> app test: differentiation, and the
+#                                                                              policer dropped packets
 #   udp-queue  (not in the default list; CI runs it on its own) issue 13 item 7: the client's uplink to UDP_PORT
 #            is shaped to UDP_UPLINK_KBIT with a UDP_QLIMIT-byte queue, so the last datagrams of each replay reach
 #            the server seconds late (Skype's client sends ~600 kbit/s in its last 5 s); UDP_APP is run twice in a
@@ -28,7 +31,7 @@
 # from a shaper that did nothing (or a fail from one that did something else).
 #
 # Settings: APP=deezer PATTERN=dzcdn PORT_TEST=port80s RATE_KBIT=4000 PORT_RATE_KBIT=10000 LINK_KBIT=100000
-#           DELAYED_BYTES=1500000 UDP_APP=skype UDP_PORT=63308 UDP_UPLINK_KBIT=450 UDP_QLIMIT=300000
+#           DELAYED_BYTES=1500000 POLICE_KBIT=46548 UDP_APP=skype UDP_PORT=63308 UDP_UPLINK_KBIT=450 UDP_QLIMIT=300000
 #           BIN=.build/debug (built unless SKIP_BUILD=1) REPLAYS=../shared/replays TB=e2e KEEP=1 (keep logs)
 # Without root or the kernel features it prints why and exits 0 (skipped), or 1 when E2E_REQUIRED=1 (CI sets it,
 # so a machine that lost the testbed cannot pass by skipping); a failed case exits 1.
@@ -50,6 +53,7 @@ RATE_KBIT=${RATE_KBIT:-4000}
 PORT_RATE_KBIT=${PORT_RATE_KBIT:-10000}
 LINK_KBIT=${LINK_KBIT:-100000}
 DELAYED_BYTES=${DELAYED_BYTES:-1500000}
+POLICE_KBIT=${POLICE_KBIT:-46548}
 UDP_APP=${UDP_APP:-skype}
 UDP_PORT=${UDP_PORT:-63308}
 UDP_UPLINK_KBIT=${UDP_UPLINK_KBIT:-450}
@@ -57,7 +61,7 @@ UDP_QLIMIT=${UDP_QLIMIT:-300000}
 BIN=${BIN:-$ROOT/.build/debug}
 REPLAYS=${REPLAYS:-$ROOT/../shared/replays}
 CASES=("$@")
-[ ${#CASES[@]} -gt 0 ] || CASES=(dpi none port delayed)
+[ ${#CASES[@]} -gt 0 ] || CASES=(dpi none port delayed police)
 
 log() { echo "e2e: $*" >&2; }
 
@@ -124,6 +128,17 @@ expect_class() { # expect_class CASE min|zero
         log "PASS $1: middlebox throttled class carried ${bytes:-0} bytes towards the client"
     else
         log "FAIL $1: middlebox throttled class carried ${bytes:-0} bytes towards the client (expected $2)"
+        FAILURES=$((FAILURES + 1))
+    fi
+}
+
+expect_drops() { # expect_drops CASE: the throttled class dropped packets towards the client (a policer acted)
+    local dropped
+    dropped=$("$SCRIPTS/testbed.sh" counters | tr ' ' '\n' | sed -n 's/^rc_dropped=//p')
+    if [ "${dropped:-0}" -gt 0 ]; then
+        log "PASS $1: the policer dropped $dropped packets towards the client"
+    else
+        log "FAIL $1: the policer dropped ${dropped:-0} packets towards the client (expected some)"
         FAILURES=$((FAILURES + 1))
     fi
 }
@@ -222,8 +237,15 @@ run_case() {
             expect delayed "$APP" "$result" differentiation throttled
             expect_class delayed min
             ;;
+        police)
+            bed MODE=police PATTERN="$PATTERN" RATE_KBIT="$POLICE_KBIT"
+            result=$(wehe_test "$APP") || { log "FAIL police: wehe run $APP failed"; FAILURES=$((FAILURES + 1)); return; }
+            expect police "$APP" "$result" differentiation throttled
+            expect_class police min
+            expect_drops police
+            ;;
         udp-queue) udp_queue_case ;;
-        *) log "unknown case $1 (dpi, none, port, delayed, udp-queue)"; exit 2 ;;
+        *) log "unknown case $1 (dpi, none, port, delayed, police, udp-queue)"; exit 2 ;;
     esac
     log "case $1 took $(($(date +%s) - started)) s"
 }
