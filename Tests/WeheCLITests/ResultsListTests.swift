@@ -76,4 +76,21 @@ struct ResultsListTests {
         #expect(!list.stdout.contains("SENS"))
         #expect(list.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(list.stdout)")
     }
+
+    @Test("results show prints the sensitive note, which says how many replays the time limit stopped")
+    func showPrintsTimeLimitNote() async throws {
+        let data = TestResources.temporaryDirectory("wehe-list")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        #expect(Self.settings(data))
+        var record = DashboardCommandTests.record(count: 1)
+        var sensitive = Self.sensitive(.differentiation, .throttled, slowdown: 0.88)
+        sensitive.note = "8 of 16 replays reached the time limit; each is judged on the part it covered"
+        record.sensitive = sensitive
+        try await DashboardCommandTests.seed(data + "/history.sqlite", [record])
+        let show = try CommandRunner.run("wehe", ["results", "show", "1", "--data-dir", data])
+        #expect(show.status == 0, "\(show.stderr)")
+        let text = show.stdout.replacingOccurrences(of: "\n    ", with: " ")
+        #expect(text.contains("sensitive verdict (10 rounds): differentiation (throttled)"), "\(show.stdout)")
+        #expect(text.contains("8 of 16 replays reached the time limit; each is judged on the part it covered"))
+    }
 }
