@@ -9,7 +9,8 @@ a per-flow shaper on the shared segment from throttlers on the branches:
 1. merge-point queue (active, wehey_probe.py): in-flow copies of the replay's data with the TTL of the merge point,
    against out-of-flow probes with the same TTL. A branch throttler queues (or drops) the in-flow copies before the
    merge point; a throttler on the shared segment does not. Per branch: one-sided Mann-Whitney U of the in-flow
-   delays against the baseline delays, an unanswered probe counting as an infinite delay; the branch "queues" when
+   delays against the baseline delays, an unanswered probe counting as the timeout (2 s, longer than
+   any answer); the branch "queues" when
    p < ALPHA and the in-flow median exceeds the baseline median by at least MIN_EXTRA_MS.
    Signal verdict: both servers' replays differentiated (the published gate) and neither branch queues, with at least
    MIN_PROBES in-flow probes per branch -> "access network"; a branch that queues -> "no evidence"; else inconclusive.
@@ -30,6 +31,9 @@ import sys
 ALPHA = 0.01
 MIN_EXTRA_MS = 5.0
 MIN_PROBES = 5
+# An unanswered probe counts as a delay of the prober's timeout (2 s): every answer came earlier, so in ranks this is
+# an infinite delay, and a finite number keeps the test identical in Swift (whose Mann-Whitney refuses infinities).
+LOST_MS = 2000.0
 
 
 def mann_whitney_greater(x, y):
@@ -68,8 +72,8 @@ def load_probes(path):
     if os.path.exists(path):
         with open(path) as f:
             rows = [json.loads(line) for line in f if line.strip()]
-    flow = [math.inf if r["rtt_ms"] is None else r["rtt_ms"] for r in rows if r["kind"] == "flow"]
-    base = [math.inf if r["rtt_ms"] is None else r["rtt_ms"] for r in rows if r["kind"] == "base"]
+    flow = [LOST_MS if r["rtt_ms"] is None else r["rtt_ms"] for r in rows if r["kind"] == "flow"]
+    base = [LOST_MS if r["rtt_ms"] is None else r["rtt_ms"] for r in rows if r["kind"] == "base"]
     return flow, base
 
 
@@ -80,7 +84,7 @@ def branch_queue(flow, base):
     mb = statistics.median(base) if base else None
     extra = (mf - mb) if (mf is not None and mb is not None) else None
     queues = p is not None and p < ALPHA and extra is not None and extra >= MIN_EXTRA_MS
-    return queues, p, mf, mb, sum(1 for v in flow if v == math.inf), len(flow)
+    return queues, p, mf, mb, sum(1 for v in flow if v >= LOST_MS), len(flow)
 
 
 def load_arrivals(path):
@@ -216,11 +220,40 @@ def fmt(v, spec=".3g"):
     return str(v)
 
 
+def golden(data, cases):
+    """Reference values for Tests/WeheAnalysisTests/MergePointQueueTests.swift, computed with SciPy (not with this
+    script's own Mann-Whitney): for each PLACEMENT/RUN/SERVER, the probe delays in seconds (None = unanswered) and
+    the expected p-value, medians and decision."""
+    from scipy.stats import mannwhitneyu
+
+    for case in cases:
+        placement, run, server = case.split("/")
+        path = os.path.join(data, placement, run, f"probes-{server}.jsonl")
+        with open(path) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        flow = [None if r["rtt_ms"] is None else round(r["rtt_ms"] / 1000, 6) for r in rows if r["kind"] == "flow"]
+        base = [None if r["rtt_ms"] is None else round(r["rtt_ms"] / 1000, 6) for r in rows if r["kind"] == "base"]
+        fx = [LOST_MS / 1000 if v is None else v for v in flow]
+        bx = [LOST_MS / 1000 if v is None else v for v in base]
+        p = mannwhitneyu(fx, bx, alternative="greater", method="asymptotic", use_continuity=True).pvalue
+        mf, mb = statistics.median(fx), statistics.median(bx)
+        queues = p < ALPHA and mf - mb >= MIN_EXTRA_MS / 1000
+        swift = lambda xs: "[" + ", ".join("nil" if v is None else repr(v) for v in xs) + "]"
+        print(f"// {case}")
+        print(f"(flow: {swift(flow)},")
+        print(f" baseline: {swift(base)},")
+        print(f" pValue: {float(p)!r}, flowMedian: {mf!r}, baselineMedian: {mb!r}, queues: {str(queues).lower()}),")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("data")
     ap.add_argument("--csv")
+    ap.add_argument("--golden", nargs="*", metavar="PLACEMENT/RUN/SERVER",
+                    help="print reference values for the Swift tests (SciPy) instead of the table")
     args = ap.parse_args()
+    if args.golden:
+        return golden(args.data, args.golden)
     rows = []
     for placement in sorted(os.listdir(args.data)):
         pdir = os.path.join(args.data, placement)
