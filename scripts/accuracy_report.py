@@ -2,6 +2,9 @@
 """accuracy_report.py - the accuracy table of a scripts/accuracy.sh run.
 
     accuracy_report.py accuracy-YYYYmmdd-HHMMSS.jsonl [--markdown] [--disagreements]
+    accuracy_report.py accuracy-….jsonl --change [--markdown]
+        the change in time within each test (issue 18 item 3, `changePoint` of ROUNDS > 1 runs): found, direction,
+        median position (MB of the original replay, vs the bed's byte threshold) and time, the parts' slowdowns
     accuracy_report.py accuracy-….jsonl --sensitive [--markdown] [--margin-rule]
         both verdicts side by side (ROUNDS > 1); --margin-rule adds the sensitive verdict recomputed from the rounds'
         means with the 5 % margin rule of SensitiveAnalysis (for runs of binaries before commit 636d965)
@@ -219,6 +222,71 @@ def sensitive_table(records, markdown, rule=False):
             print(f"{key}: false positives over all unthrottled conditions {tn[0]}/{tn[1]} = {tn[0] / tn[1]:.3f}")
 
 
+# The change each condition should show: (kind, bed byte threshold in MB counted by connbytes on the wire, or None).
+CHANGE_TRUTH = {"first1mb": ("stops", 1.0), "first3mb": ("stops", 3.0), "after3mb": ("starts", 3.0)}
+
+
+def change_table(records, markdown):
+    """Per condition: runs with a change-point summary, changes found (right direction / wrong), false changes
+    where there is none to find, and for the found ones the median position, time and parts' slowdowns."""
+    groups = {}
+    for record in records:
+        if record.get("verdict") != "error" and record.get("changePoint"):
+            groups.setdefault(record["condition"], []).append(record)
+    names = sorted(groups, key=lambda name: (ORDER.index(name) if name in ORDER else len(ORDER), name))
+    header = ["condition", "truth", "runs", "rounds", "change found", "right direction", "median p",
+              "median position MB (IQR)", "bed threshold MB", "median time s", "throttled part slowdown",
+              "other part slowdown"]
+    rows = []
+    totals = {"expected": [0, 0], "none": [0, 0]}
+
+    def median(values, digits=2):
+        return f"{statistics.median(values):.{digits}f}" if values else "-"
+
+    def quartiles(values):
+        if len(values) < 4:
+            return "-"
+        q = statistics.quantiles(values, n=4)
+        return f"{q[0]:.2f}-{q[2]:.2f}"
+    for name in names:
+        group = groups[name]
+        changes = [r["changePoint"] for r in group]
+        truth = CHANGE_TRUTH.get(name)
+        found = [c for c in changes if c["found"]]
+        right = [c for c in found if truth and c["kind"] == truth[0]]
+        slot = totals["expected" if truth else "none"]
+        slot[0] += len(right) if truth else len(found)
+        slot[1] += len(changes)
+        throttled = [(c["before"] if c["kind"] == "stops" else c["after"])["slowdown"] for c in found]
+        other = [(c["after"] if c["kind"] == "stops" else c["before"])["slowdown"] for c in found]
+        positions = [c["changeMegabytes"] for c in found]
+        rows.append([
+            name, f"{truth[0]} at {truth[1]:g} MB" if truth else "no change", str(len(changes)),
+            str(statistics.median(c["rounds"] for c in changes)), f"{len(found)}/{len(changes)}",
+            f"{len(right)}/{len(changes)}" if truth else "-",
+            median([c["pValue"] for c in changes], 4),
+            f"{median(positions)} ({quartiles(positions)})", f"{truth[1]:g}" if truth else "-",
+            median([c["changeSeconds"] for c in found]),
+            f"{median([100 * x for x in throttled], 0)} %" if found else "-",
+            f"{median([100 * x for x in other], 0)} %" if found else "-",
+        ])
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+    else:
+        widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(len(header))]
+        render = lambda row: "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()  # noqa: E731
+        lines = [render(header), render(["-" * w for w in widths])] + [render(row) for row in rows]
+    print("\n".join(lines))
+    hit, runs = totals["expected"]
+    if runs:
+        print(f"\nchanges found in the right direction where the bed has one: {hit}/{runs} = {hit / runs:.3f}")
+    hit, runs = totals["none"]
+    if runs:
+        print(f"changes reported where the bed has none (unthrottled, or a constant cap): {hit}/{runs} = "
+              f"{hit / runs:.3f}")
+
+
 def disagreements(records):
     for r in records:
         if r["verdict"] != "error" and r["verdict"] != r["reference"]["verdict"]:
@@ -244,6 +312,9 @@ def main():
     records = load(args[0])
     if not records:
         sys.exit("no records")
+    if "--change" in sys.argv:
+        change_table(records, "--markdown" in sys.argv)
+        return
     if "--sensitive" in sys.argv:
         sensitive_table(records, "--markdown" in sys.argv, rule="--margin-rule" in sys.argv)
         return

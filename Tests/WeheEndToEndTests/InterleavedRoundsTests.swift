@@ -45,6 +45,11 @@ struct InterleavedRoundsTests {
                 try await history.test(TestKey(userID: "@rounds001", historyCount: result.historyCount)))
             #expect(stored.mainAnalysis?.summary == result.summary)
             #expect(stored.sensitive == sensitive)
+            // Issue 18 item 3: the change in time within the test, from every round's samples, stored with it.
+            let change = try #require(sensitive.changePoint)
+            #expect(change.rounds == 8)
+            #expect(change.pValue > 0 && change.pValue <= 1)
+            #expect(stored.sensitive?.changePoint == change)
             let rows = try await history.history(userID: "@rounds001", beforeHistoryCount: nil, limit: 20)
             #expect(rows.count == 1)  // the extra rounds are not in the client's history
         }
@@ -65,5 +70,8 @@ struct InterleavedRoundsTests {
         #expect(result.sensitiveSummary.verdict == .inconclusive)
         #expect(result.sensitiveSummary.rounds == 1)
         #expect(result.sensitiveSummary.note?.hasPrefix("too few rounds (1)") == true)
+        // One round can never show a change in time (issue 18 item 3): reported as not found, with the reason.
+        #expect(result.sensitiveSummary.changePoint?.found == false)
+        #expect(result.sensitiveSummary.changePoint?.note != nil)
     }
 }

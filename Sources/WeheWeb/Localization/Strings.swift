@@ -133,6 +133,14 @@ package struct Strings: Sendable {
         "stat_server": "Server",
         "stat_client": "Client version",
         "stat_note": "Note",
+        "stat_change": "Change during the test",
+        "stat_change_stops":
+            "throttled for the first {mb} MB ({s} s): {throttled}; the rest: {other} (p-value {p}, {rounds} rounds)",
+        "stat_change_starts":
+            "throttled after {mb} MB ({s} s): {throttled}; before: {other} (p-value {p}, {rounds} rounds)",
+        "stat_change_none": "no throttle that starts or stops was found (p-value {p}, {rounds} rounds)",
+        "change_slowed": "slowed by {pct} (95% CI {lower} to {upper})",
+        "change_faster": "faster by {pct} (95% CI {lower} to {upper})",
         "download_json": "Download this test as JSON",
         "explain_missing": "This test has not been analysed yet, so there is no verdict.",
         "explain_throttled":
@@ -367,6 +375,14 @@ package struct Strings: Sendable {
         "stat_server": "Serveur",
         "stat_client": "Version du client",
         "stat_note": "Remarque",
+        "stat_change": "Changement pendant le test",
+        "stat_change_stops":
+            "bridé pendant les {mb} premiers Mo ({s} s) : {throttled} ; la suite : {other} (valeur p {p}, {rounds} tours)",
+        "stat_change_starts":
+            "bridé après {mb} Mo ({s} s) : {throttled} ; avant : {other} (valeur p {p}, {rounds} tours)",
+        "stat_change_none": "aucun bridage qui commence ou s'arrête n'a été trouvé (valeur p {p}, {rounds} tours)",
+        "change_slowed": "ralenti de {pct} (IC à 95 % : {lower} à {upper})",
+        "change_faster": "plus rapide de {pct} (IC à 95 % : {lower} à {upper})",
         "download_json": "Télécharger ce test en JSON",
         "explain_missing": "Ce test n'a pas encore été analysé : il n'y a pas de verdict.",
         "explain_throttled":

@@ -179,6 +179,9 @@ extension Dashboard {
             value += ", \(sensitive.effectText), p \(formatter.pValue(sensitive.pValue)), \(sensitive.rounds) rounds"
             if let note = sensitive.note { value += "; \(note)" }
             stats.append(StatRow(label: "Sensitive verdict", value: value))
+            if let change = sensitive.changePoint {
+                stats.append(StatRow(label: strings["stat_change"], value: Self.changeText(change, strings, formatter)))
+            }
         }
         stats.append(
             StatRow(label: strings["stat_samples"], value: "\(original?.count ?? 0) / \(control?.count ?? 0)"))
@@ -208,6 +211,35 @@ extension Dashboard {
             chrome: Chrome(info: info, title: title, basePath: base, operatorLinks: false, section: .none),
             t: strings.table, page: content)
         return try renderer.render("test", context)
+    }
+
+    /// The test page's line for a change in time within the test (issue 18 item 3), in the page's language.
+    static func changeText(_ change: ChangePointSummary, _ strings: Strings, _ formatter: Formatter) -> String {
+        let p = formatter.pValue(change.pValue)
+        let rounds = String(change.rounds)
+        guard change.found, let kind = change.kind, let throttled = change.throttledSegment,
+            let other = change.otherSegment
+        else {
+            return strings.format("stat_change_none", ["p": p, "rounds": rounds])
+        }
+        func effect(_ part: ChangePointSummary.Segment) -> String {
+            let faster = part.slowdown < 0
+            let sign = faster ? -1.0 : 1.0
+            let ends = [sign * part.slowdownLower, sign * part.slowdownUpper].sorted()
+            return strings.format(
+                faster ? "change_faster" : "change_slowed",
+                [
+                    "pct": formatter.percent(sign * part.slowdown), "lower": formatter.percent(ends[0]),
+                    "upper": formatter.percent(ends[1]),
+                ])
+        }
+        return strings.format(
+            kind == .stops ? "stat_change_stops" : "stat_change_starts",
+            [
+                "mb": formatter.number(change.changeMegabytes, digits: 1),
+                "s": formatter.number(change.changeSeconds, digits: 2), "throttled": effect(throttled),
+                "other": effect(other), "p": p, "rounds": rounds,
+            ])
     }
 
     /// A test in full as JSON.

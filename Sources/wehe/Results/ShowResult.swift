@@ -87,6 +87,14 @@ struct ShowResult: AsyncParsableCommand {
                 // The note says, among others, how many replays the time limit stopped (issue 18 item 4).
                 if let note = sensitive.note { line += "; \(note)" }
                 print(Terminal.wrap(line, indent: "    "))
+                // A throttle that starts or stops during the replay (issue 18 item 3).
+                if let text = ResultOutput.changePointText(sensitive) {
+                    print(Terminal.wrap("  \(text)", indent: "    "))
+                } else if let change = sensitive.changePoint {
+                    var text = "  change in time: none found, p \(JSONText.compactNumber(change.pValue))"
+                    if let note = change.note { text += "; \(note)" }
+                    print(Terminal.wrap(text, indent: "    "))
+                }
             }
             let lines = Sparkline.render(series: record.replays.map(\.samples.mbps), width: 60)
             for (replay, line) in zip(record.replays, lines) {

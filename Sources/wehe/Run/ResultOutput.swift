@@ -62,7 +62,45 @@ enum ResultOutput {
                 sensitive.bytesReceived.map { .number(Double($0), text: String($0)) } ?? .null
             ),
             ("sensitiveNote", sensitive.note.map(JSONValue.string) ?? .null),
+            ("changePoint", sensitive.changePoint.map(changePointJSON) ?? .null),
         ]
+    }
+
+    /// The change in time within the test (issue 18 item 3): `found`, `kind` ("starts"/"stops"), `pValue`, `alpha`,
+    /// `rounds`, `bins`, `changeMegabytes`, `changeSeconds`, `totalMegabytes`, `effect`, `note`, and `before` /
+    /// `after` parts (`startMegabytes`, `endMegabytes`, `originalSeconds`, `verdict`, `direction`, `pValue`,
+    /// `slowdown`, `slowdownLower`, `slowdownUpper`, `effect`).
+    static func changePointJSON(_ change: ChangePointSummary) -> JSONValue {
+        func number(_ value: Double) -> JSONValue {
+            value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
+        }
+        func integer(_ value: Int) -> JSONValue { .number(Double(value), text: String(value)) }
+        func part(_ segment: ChangePointSummary.Segment?) -> JSONValue {
+            guard let segment else { return .null }
+            return .object([
+                ("startMegabytes", number(segment.startMegabytes)), ("endMegabytes", number(segment.endMegabytes)),
+                ("originalSeconds", number(segment.originalSeconds)), ("verdict", .string(segment.verdict.rawValue)),
+                ("direction", segment.direction.map { .string($0.rawValue) } ?? .null),
+                ("pValue", number(segment.pValue)), ("slowdown", number(segment.slowdown)),
+                ("slowdownLower", number(segment.slowdownLower)), ("slowdownUpper", number(segment.slowdownUpper)),
+                ("effect", .string(segment.effectText)),
+            ])
+        }
+        return .object([
+            ("found", .bool(change.found)), ("kind", change.kind.map { .string($0.rawValue) } ?? .null),
+            ("pValue", number(change.pValue)), ("alpha", number(change.alpha)), ("rounds", integer(change.rounds)),
+            ("bins", integer(change.bins)), ("changeMegabytes", number(change.changeMegabytes)),
+            ("changeSeconds", number(change.changeSeconds)), ("totalMegabytes", number(change.totalMegabytes)),
+            ("effect", change.effectText.map(JSONValue.string) ?? .null),
+            ("note", change.note.map(JSONValue.string) ?? .null), ("before", part(change.before)),
+            ("after", part(change.after)),
+        ])
+    }
+
+    /// The line printed when a throttle starts or stops during the replay (issue 18 item 3); `nil` otherwise.
+    static func changePointText(_ sensitive: SensitiveSummary?) -> String? {
+        guard let change = sensitive?.changePoint, change.found, let effect = change.effectText else { return nil }
+        return "change in time (\(change.rounds) rounds): \(effect), p \(JSONText.compactNumber(change.pValue))"
     }
 
     /// One line per interleaved test under the table: the sensitive verdict beside the published one.
@@ -72,7 +110,8 @@ enum ResultOutput {
         if let direction = sensitive.direction { text += " (\(direction.rawValue))" }
         text += ", \(sensitive.effectText), p \(JSONText.compactNumber(sensitive.pValue))"
         if let note = sensitive.note { text += "; \(note)" }
-        return Terminal.wrap(text)
+        if let change = changePointText(sensitive) { text += "\n\(result.name): \(change)" }
+        return text.split(separator: "\n").map { Terminal.wrap(String($0)) }.joined(separator: "\n")
     }
 
     /// The verdict table, coloured on a terminal; 80 columns wide for names of up to 12 characters.
