@@ -226,6 +226,27 @@ def sensitive_table(records, markdown, rule=False):
 CHANGE_TRUTH = {"first1mb": ("stops", 1.0), "first3mb": ("stops", 3.0), "after3mb": ("starts", 3.0)}
 
 
+def raw_jump(record, kind):
+    """Independent of the Swift code: the MB of the published round's original replay where its raw samples change
+    level (5 samples in a row above 75 % of the control's median rate when the throttle stops, below 85 % when it
+    starts); None when they never do. Samples are 10 ms apart (Deezer)."""
+    original, control = record.get("original") or [], record.get("control") or []
+    if len(control) < 8:
+        return None
+    level = statistics.median(control[5:-1])
+    interval = record.get("sampleInterval", 0.01)
+    received = 0.0
+    for i, rate in enumerate(original):
+        window = original[i:i + 5]
+        if i >= 5 and len(window) == 5:
+            if kind == "stops" and min(window) > 0.75 * level:
+                return received
+            if kind == "starts" and max(window) < 0.85 * level:
+                return received
+        received += rate * interval / 8
+    return None
+
+
 def change_table(records, markdown):
     """Per condition: runs with a change-point summary, changes found (right direction / wrong), false changes
     where there is none to find, and for the found ones the median position, time and parts' slowdowns."""
@@ -235,8 +256,8 @@ def change_table(records, markdown):
             groups.setdefault(record["condition"], []).append(record)
     names = sorted(groups, key=lambda name: (ORDER.index(name) if name in ORDER else len(ORDER), name))
     header = ["condition", "truth", "runs", "rounds", "change found", "right direction", "median p",
-              "median position MB (IQR)", "bed threshold MB", "median time s", "throttled part slowdown",
-              "other part slowdown"]
+              "median position MB (IQR)", "bed threshold MB", "raw jump MB (published round)", "median time s",
+              "throttled part slowdown", "other part slowdown"]
     rows = []
     totals = {"expected": [0, 0], "none": [0, 0]}
 
@@ -266,6 +287,7 @@ def change_table(records, markdown):
             f"{len(right)}/{len(changes)}" if truth else "-",
             median([c["pValue"] for c in changes], 4),
             f"{median(positions)} ({quartiles(positions)})", f"{truth[1]:g}" if truth else "-",
+            median([j for j in (raw_jump(r, truth[0]) for r in group) if j is not None]) if truth else "-",
             median([c["changeSeconds"] for c in found]),
             f"{median([100 * x for x in throttled], 0)} %" if found else "-",
             f"{median([100 * x for x in other], 0)} %" if found else "-",
