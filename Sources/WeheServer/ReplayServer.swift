@@ -264,12 +264,13 @@ package final class ReplayServer: Service, Sendable {
                 try await withThrowingDiscardingTaskGroup { tasks in
                     for listener in tcpAccepts {
                         tasks.addTask {
+                            // Evictable until matched to a session: connections that never send a replay's
+                            // request (idle, or from an address without a session) cannot keep real replays out.
                             await acceptLoop(
-                                listener.channel, kind: "tcp-replay", pool: .replay, context: context,
-                                pause: self.acceptPause
-                            ) {
-                                child, _ in
-                                await TCPReplayHandler(context: context, channel: child).run()
+                                listener.channel, kind: "tcp-replay", pool: .replay, evictable: true,
+                                context: context, pause: self.acceptPause
+                            ) { child, established in
+                                await TCPReplayHandler(context: context, channel: child, claimed: established).run()
                             }
                         }
                     }
@@ -607,6 +608,9 @@ private func wrapAccepted(
             // From here the wrapper exists and is returned whatever happens: its handler finishes it.
             do {
                 try channel.syncOptions?.setOption(.autoRead, value: true)
+            } catch let error as ChannelError where error == .ioOnClosedChannel {
+                // Closed already (its handlers are not yet removed, so the wrapper could be added): the handler
+                // sees the end at once.
             } catch {
                 failures.record(error, stage: .pipeline)
                 channel.close(promise: nil)

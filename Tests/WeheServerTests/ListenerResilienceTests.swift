@@ -52,6 +52,39 @@ struct ListenerResilienceTests {
         }
     }
 
+    @Test("a real replay gets in past a replay share full of idle connections")
+    func replayShareEviction() async throws {
+        let small: (inout ReplayServerConfiguration) -> Void = { configuration in
+            configuration.limits.maximumConnections = 100
+            // The idle connections stay until they are evicted, not closed by the first-message deadline.
+            configuration.limits.firstMessageTimeout = .seconds(90)
+        }
+        try await ServerHarness.run(configure: small) { server in
+            let port = try #require(server.ports.tcp.values.sorted().first)
+            let share = server.server.connectionLimiter.share(.replay)
+            #expect(share == 45)
+            var idle: [any Channel] = []
+            for _ in 0..<share { idle.append(try await IdleConnection.open(port: port)) }
+            // Counted once the server has accepted them.
+            var counted = 0
+            for _ in 0..<1000 {
+                counted = server.server.connectionLimiter.current(.replay)
+                if counted >= share { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(counted == share)
+            // The share is full of connections that never sent a replay's request: a real replay still gets in,
+            // and one of them (the oldest admitted) made way for it.
+            try await withThrowingTaskGroup(of: Void.self) { closes in
+                for connection in idle { closes.addTask { try await connection.closeFuture.get() } }
+                try await BadInputTests.normalSession(server)
+                try await closes.next()
+                #expect(idle.filter(\.isActive).count == share - 1)
+                for connection in idle { try? await connection.close() }
+            }
+        }
+    }
+
     @Test(
         "a listener goes on serving after connections whose setup failed, each of them closed",
         arguments: [ConnectionSetupStage.accepted, .pipeline])

@@ -9,6 +9,9 @@ import WeheStore
 struct TCPReplayHandler {
     let context: ServerContext
     let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    /// Called once the connection is matched to an admitted session: from then on it keeps its slot of the replay
+    /// share (before, it may be evicted for a newer connection when the share is full).
+    var claimed: @Sendable () -> Void = {}
 
     /// Runs the connection; never throws.
     func run() async {
@@ -55,6 +58,7 @@ struct TCPReplayHandler {
                     throw ReplayServerError(.unknownClient, "replay connection from an address without a session")
                 }
                 session = claimed
+                self.claimed()
                 if context.configuration.pcapDirectory != nil,
                     let tag = try? await nioChannel.pipeline.handler(type: PacketCaptureTag.self).get()
                 {
