@@ -255,7 +255,7 @@ def change_table(records, markdown):
         if record.get("verdict") != "error" and record.get("changePoint"):
             groups.setdefault(record["condition"], []).append(record)
     names = sorted(groups, key=lambda name: (ORDER.index(name) if name in ORDER else len(ORDER), name))
-    header = ["condition", "truth", "runs", "rounds", "change found", "right direction", "median p",
+    header = ["condition", "truth", "runs", "rounds", "change found", "right direction", "p ≤ α", "median p",
               "median position MB (IQR)", "bed threshold MB", "raw jump MB (published round)", "median time s",
               "throttled part slowdown", "other part slowdown"]
     rows = []
@@ -285,6 +285,7 @@ def change_table(records, markdown):
             name, f"{truth[0]} at {truth[1]:g} MB" if truth else "no change", str(len(changes)),
             str(statistics.median(c["rounds"] for c in changes)), f"{len(found)}/{len(changes)}",
             f"{len(right)}/{len(changes)}" if truth else "-",
+            f"{sum(1 for c in changes if c['pValue'] <= c['alpha'])}/{len(changes)}",
             median([c["pValue"] for c in changes], 4),
             f"{median(positions)} ({quartiles(positions)})", f"{truth[1]:g}" if truth else "-",
             median([j for j in (raw_jump(r, truth[0]) for r in group) if j is not None]) if truth else "-",
