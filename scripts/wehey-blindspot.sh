@@ -17,10 +17,12 @@
 #   shared-aggregate  DPI throttler on the access router, one RATE_KBIT class for all    -> access-network
 #   both-branches     the same DPI throttler on branch a and on branch b                   -> no-evidence
 #   both-branches-flow  the same, one class per flow on each branch                       -> no-evidence
+#   both-branches-police  a policer (MODE=police: drops above RATE_KBIT, no queue) on each branch -> no-evidence
 #   branch            DPI throttler on branch a only                                       -> no-evidence
 #   none              nothing throttled                                                   -> no-evidence
 # Settings: R=10 APP=deezer PATTERN=dzcdn RATE_KBIT=4000 LINK_KBIT=100000 DELAY_MS=20 BIN=.build/debug
-#           REPLAYS=../shared/replays TB=yc OUTDIR=<dir, kept> NOPROBE=1 (no probes: the product alone)
+#           REPLAYS=../shared/replays TB=yc OUTDIR=<dir, kept> NOPROBE=1 (no probes: the product alone);
+#           the testbed's own settings pass through (e.g. QLIMIT=4500: a throttler queue of three frames)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -66,6 +68,7 @@ for placement in "${PLACEMENTS[@]}"; do
         shared-aggregate) bed=(shared aggregate dpi) ;;
         both-branches) bed=(ab aggregate dpi) ;;
         both-branches-flow) bed=(ab flow dpi) ;;
+        both-branches-police) bed=(ab aggregate police) ;;
         branch) bed=(a aggregate dpi) ;;
         none) bed=(shared aggregate none) ;;
         *) log "unknown placement $placement"; exit 2 ;;

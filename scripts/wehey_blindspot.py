@@ -31,6 +31,7 @@ import sys
 ALPHA = 0.01
 MIN_EXTRA_MS = 5.0
 MIN_PROBES = 5
+MERGE_EXTRA_MS = 1.0  # v2: a pre-merge queue counts from 1 ms (the safe direction: it vetoes "access network")
 # An unanswered probe counts as a delay of the prober's timeout (2 s): every answer came earlier, so in ranks this is
 # an infinite delay, and a finite number keeps the test identical in Swift (whose Mann-Whitney refuses infinities).
 LOST_MS = 2000.0
@@ -75,6 +76,28 @@ def load_probes(path):
     flow = [LOST_MS if r["rtt_ms"] is None else r["rtt_ms"] for r in rows if r["kind"] == "flow"]
     base = [LOST_MS if r["rtt_ms"] is None else r["rtt_ms"] for r in rows if r["kind"] == "base"]
     return flow, base
+
+
+def load_path_probes(path):
+    """The full-path probes (prober v2): in-flow copies answered by the client's D-SACK and out-of-flow datagrams
+    answered by port unreachable, answered ones only (an unanswered full-path copy was dropped somewhere; counting it
+    as a long delay would count as evidence of a queue, the direction that accuses the access network)."""
+    rows = []
+    if os.path.exists(path):
+        with open(path) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+    flow = [r["rtt_ms"] for r in rows if r["kind"] == "flowpath" and r["rtt_ms"] is not None]
+    base = [r["rtt_ms"] for r in rows if r["kind"] == "basepath" and r["rtt_ms"] is not None]
+    return flow, base, sum(1 for r in rows if r["kind"] == "flowpath")
+
+
+def delayed_test(flow, base, p_threshold, min_extra):
+    """(significant?, p, extra ms): one-sided Mann-Whitney of flow > base and the difference of medians."""
+    _, p = mann_whitney_greater(flow, base)
+    if p is None:
+        return False, None, None
+    extra = statistics.median(flow) - statistics.median(base)
+    return p < p_threshold and extra >= min_extra, p, extra
 
 
 def branch_queue(flow, base):
@@ -182,6 +205,32 @@ def analyse_run(directory):
     else:
         signal = "inconclusive"
     result["probe_signal"] = signal
+    # v2: positive evidence. The classified flow queues somewhere on its path (full-path copies slower than the
+    # full-path baseline by >= MIN_EXTRA_MS) but not before the merge point (merge-point copies, unanswered at the
+    # timeout, not slower than the baseline by >= MERGE_EXTRA_MS). A queue before the merge point on either branch
+    # -> no evidence; no flow-specific queue anywhere (e.g. policers) -> inconclusive.
+    v2 = []
+    for name in ("s", "t"):
+        flow, base = load_probes(os.path.join(directory, f"probes-{name}.jsonl"))
+        mq, mp, mextra = delayed_test(flow, base, ALPHA, MERGE_EXTRA_MS)
+        pf, pb, pn = load_path_probes(os.path.join(directory, f"probes-{name}.jsonl"))
+        pq, pp, pextra = delayed_test(pf, pb, ALPHA, MIN_EXTRA_MS)
+        result[f"{name}_merge_extra_ms"] = mextra
+        result[f"{name}_path_extra_ms"] = pextra
+        result[f"{name}_path_p"] = pp
+        result[f"{name}_path_answered"] = f"{len(pf)}/{pn}"
+        v2.append((mq, pq, len(flow), pn))
+    if not gate or any(mq for mq, _, _, _ in v2):
+        v2_signal = "no-evidence"
+    elif all(pq and n >= MIN_PROBES for _, pq, n, _ in v2):
+        v2_signal = "access-network"
+    else:
+        v2_signal = "inconclusive"
+    result["v2_signal"] = v2_signal
+    if all(pn == 0 for _, _, _, pn in v2):
+        result["v2_signal"] = "not-measured"
+    result["published_or_v2"] = "access-network" if "access-network" in (result["published"], v2_signal) \
+        else result["published"]
     # Combined: the published verdict, or the probe signal when the published verdict is not "access network".
     result["combined"] = "access-network" if result["published"] == "access-network" or signal == "access-network" \
         else result["published"]
@@ -208,7 +257,7 @@ def analyse_run(directory):
 
 EXPECTED = {
     "shared-flow": "access-network", "shared-aggregate": "access-network", "both-branches": "no-evidence",
-    "both-branches-flow": "no-evidence", "branch": "no-evidence", "none": "no-evidence",
+    "both-branches-flow": "no-evidence", "both-branches-police": "no-evidence", "branch": "no-evidence", "none": "no-evidence",
 }
 
 
@@ -223,26 +272,38 @@ def fmt(v, spec=".3g"):
 def golden(data, cases):
     """Reference values for Tests/WeheAnalysisTests/MergePointQueueTests.swift, computed with SciPy (not with this
     script's own Mann-Whitney): for each PLACEMENT/RUN/SERVER, the probe delays in seconds (None = unanswered) and
-    the expected p-value, medians and decision."""
+    the expected p-values, extra delays and decisions of both comparisons (v2 rule)."""
     from scipy.stats import mannwhitneyu
+
+    def test(flow, base, minimum):
+        if not flow or not base:
+            return None, None, False
+        p = float(mannwhitneyu(flow, base, alternative="greater", method="asymptotic", use_continuity=True).pvalue)
+        extra = statistics.median(flow) - statistics.median(base)
+        return p, extra, p < ALPHA and extra >= minimum
+
+    def swift(xs):
+        return "[" + ", ".join("nil" if v is None else repr(v) for v in xs) + "]"
 
     for case in cases:
         placement, run, server = case.split("/")
         path = os.path.join(data, placement, run, f"probes-{server}.jsonl")
         with open(path) as f:
             rows = [json.loads(line) for line in f if line.strip()]
-        flow = [None if r["rtt_ms"] is None else round(r["rtt_ms"] / 1000, 6) for r in rows if r["kind"] == "flow"]
-        base = [None if r["rtt_ms"] is None else round(r["rtt_ms"] / 1000, 6) for r in rows if r["kind"] == "base"]
-        fx = [LOST_MS / 1000 if v is None else v for v in flow]
-        bx = [LOST_MS / 1000 if v is None else v for v in base]
-        p = mannwhitneyu(fx, bx, alternative="greater", method="asymptotic", use_continuity=True).pvalue
-        mf, mb = statistics.median(fx), statistics.median(bx)
-        queues = p < ALPHA and mf - mb >= MIN_EXTRA_MS / 1000
-        swift = lambda xs: "[" + ", ".join("nil" if v is None else repr(v) for v in xs) + "]"
+        lists = {k: [None if r["rtt_ms"] is None else round(r["rtt_ms"] / 1000, 6) for r in rows if r["kind"] == k]
+                 for k in ("flow", "base", "flowpath", "basepath")}
+        timeout = LOST_MS / 1000
+        mp, mextra, mq = test([timeout if v is None else v for v in lists["flow"]],
+                              [timeout if v is None else v for v in lists["base"]], MERGE_EXTRA_MS / 1000)
+        pp, pextra, pq = test([v for v in lists["flowpath"] if v is not None],
+                              [v for v in lists["basepath"] if v is not None], MIN_EXTRA_MS / 1000)
         print(f"// {case}")
-        print(f"(flow: {swift(flow)},")
-        print(f" baseline: {swift(base)},")
-        print(f" pValue: {float(p)!r}, flowMedian: {mf!r}, baselineMedian: {mb!r}, queues: {str(queues).lower()}),")
+        print(f"(flowToMergePoint: {swift(lists['flow'])},")
+        print(f" baselineToMergePoint: {swift(lists['base'])},")
+        print(f" flowToClient: {swift(lists['flowpath'])},")
+        print(f" baselineToClient: {swift(lists['basepath'])},")
+        print(f" mergePValue: {mp!r}, mergeExtra: {mextra!r}, queuesBeforeMergePoint: {str(mq).lower()},")
+        print(f" pathPValue: {pp!r}, pathExtra: {pextra!r}, queuesOnPath: {str(pq).lower()}),")
 
 
 def main():
@@ -273,7 +334,10 @@ def main():
               f"{r['s_flow_lost']}/{r['s_flow_n']} | t {str(r['t_queue'])[0]} {fmt(r['t_p'])} "
               f"{fmt(r['t_flow_median_ms'])}/{fmt(r['t_base_median_ms'])} {r['t_flow_lost']}/{r['t_flow_n']} | "
               f"{fmt(r.get('rate_a'))}/{fmt(r.get('rate_b'))} {fmt(r.get('rate_diff'))} | {r.get('retx_bins', '-')} "
-              f"{fmt(r.get('retx_jaccard'))} ({fmt(r.get('retx_jaccard_shifted'))})")
+              f"{fmt(r.get('retx_jaccard'))} ({fmt(r.get('retx_jaccard_shifted'))}) || v2 {r['v2_signal']} "
+              f"merge +{fmt(r['s_merge_extra_ms'])}/+{fmt(r['t_merge_extra_ms'])} ms, path "
+              f"+{fmt(r['s_path_extra_ms'])}/+{fmt(r['t_path_extra_ms'])} ms (p {fmt(r['s_path_p'])}/"
+              f"{fmt(r['t_path_p'])}, answered {r['s_path_answered']}/{r['t_path_answered']})")
     print()
     print("placement           expected        R  published: right wrong inconcl | probe signal: right wrong inconcl | "
           "combined: right wrong inconcl")
@@ -287,8 +351,15 @@ def main():
             return right, wrong, len(sub) - right - wrong
 
         p, s, c = count("published"), count("probe_signal"), count("combined")
+        measured = [r for r in sub if r["v2_signal"] != "not-measured"]
+        v2 = (sum(1 for r in measured if r["v2_signal"] == exp),
+              sum(1 for r in measured if r["v2_signal"] in ("access-network", "no-evidence") and r["v2_signal"] != exp))
+        po = (sum(1 for r in measured if r["published_or_v2"] == exp),
+              sum(1 for r in measured if r["published_or_v2"] in ("access-network", "no-evidence")
+                  and r["published_or_v2"] != exp))
         print(f"{placement:<19} {exp:<15} {len(sub):>2}  {p[0]:>15} {p[1]:>5} {p[2]:>7} | {s[0]:>18} {s[1]:>5} "
-              f"{s[2]:>7} | {c[0]:>14} {c[1]:>5} {c[2]:>7}")
+              f"{s[2]:>7} | {c[0]:>14} {c[1]:>5} {c[2]:>7} || v2 R={len(measured)}: right {v2[0]} wrong {v2[1]} "
+              f"inconcl {len(measured) - v2[0] - v2[1]}; published-or-v2 right {po[0]} wrong {po[1]}")
     if args.csv:
         keys = sorted({k for r in rows for k in r})
         with open(args.csv, "w", newline="") as f:

@@ -16,13 +16,17 @@ queueing delay the flow meets *before* that hop.
   a throttler on the shared segment (at or after the merge point's egress towards the client) does not.
 * Out-of-flow probes: a UDP datagram with the same TTL to the client's address (not classified) gives the merge
   point's delay without the flow's queue: the baseline (every third probe).
+* Full-path probes, sent at the same moments: the same copy with its own TTL reaches the client as a duplicate,
+  which the client acknowledges at once with a D-SACK (RFC 2883) naming its sequence range (kind "flowpath"); a
+  datagram to a closed port of the client answers with port unreachable (kind "basepath"). A queue that only the
+  classified flow meets, anywhere on the path, delays the first and not the second.
 
-One probe every --period seconds (1.05): routers rate-limit ICMP errors (Linux: one per second per destination
+One probe of each reach every --period seconds (1.05): routers rate-limit ICMP errors (Linux: one per second per destination
 after a burst of six, net.ipv4.icmp_ratelimit), and faster probing loses answers to the limit, not to the path.
 
-Each answer (and each probe) is one JSON line: {"t", "kind": "flow"|"base", "ttl", "rtt_ms" (null when no answer
-within 2 s), "from"}. Stops on SIGTERM/SIGINT. Also writes nothing to the flow's receiver: the copies never reach
-the client (their TTL runs out first).
+Each probe is one JSON line: {"t", "kind": "flow"|"base"|"flowpath"|"basepath", "ttl", "rtt_ms" (null when no
+answer within 2 s), "from"}. Stops on SIGTERM/SIGINT. The merge-point copies never reach the client (their TTL runs
+out first); each full-path copy is one spurious retransmission per period, which TCP ignores apart from the D-SACK.
 """
 import argparse
 import json
@@ -34,6 +38,7 @@ import struct
 import time
 
 ETH_P_ALL = 0x0003
+PACKET_HOST = 0
 PACKET_OUTGOING = 4
 
 
@@ -81,11 +86,13 @@ def main():
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, args.merge_ttl)
     udp.bind((args.server, 0))
-    udp_port = udp.getsockname()[1]
+    udp_path = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp_path.bind((args.server, 0))
     server = socket.inet_aton(args.server)
 
     out = open(args.out, "w", buffering=1)
     latest = None  # (time, bytearray of the IP packet)
+    latest_ttl = [64]
     pending = {}  # key -> (kind, sent time)
     next_probe = time.monotonic() + args.period
     ident = os.getpid() & 0xFF00
@@ -106,18 +113,43 @@ def main():
                     frame, addr = sniff.recvfrom(65535, socket.MSG_DONTWAIT)
                 except BlockingIOError:
                     break
-                if addr[2] != PACKET_OUTGOING or len(frame) < 14 + 40:
-                    continue
-                if struct.unpack("!H", frame[12:14])[0] != 0x0800:
+                if len(frame) < 14 + 40 or struct.unpack("!H", frame[12:14])[0] != 0x0800:
                     continue
                 ip = frame[14:]
-                if ip[9] != 6 or ip[12:16] != server:
+                if ip[9] != 6:
                     continue
                 ihl = (ip[0] & 0x0F) * 4
                 total = struct.unpack("!H", ip[2:4])[0]
                 doff = (ip[ihl + 12] >> 4) * 4
-                if total - ihl - doff >= args.min_payload:
-                    latest = (now, bytearray(ip[:total]))
+                if addr[2] == PACKET_OUTGOING and ip[12:16] == server:
+                    if total - ihl - doff >= args.min_payload:
+                        latest = (now, bytearray(ip[:total]))
+                        latest_ttl[0] = ip[8]
+                elif addr[2] == PACKET_HOST and ip[16:20] == server and doff > 20:
+                    # The client's answer to a full-path copy: a duplicate ACK whose first SACK block (D-SACK,
+                    # RFC 2883) names the duplicate's sequence range.
+                    sport, dport = struct.unpack("!HH", ip[ihl:ihl + 4])
+                    options = ip[ihl + 20:ihl + doff]
+                    i = 0
+                    while i < len(options):
+                        kind = options[i]
+                        if kind == 0:
+                            break
+                        if kind == 1:
+                            i += 1
+                            continue
+                        if i + 1 >= len(options) or options[i + 1] < 2:
+                            break
+                        length = options[i + 1]
+                        if kind == 5 and length >= 10:
+                            left = struct.unpack("!I", options[i + 2:i + 6])[0]
+                            key = ("flowpath", dport, sport, left)
+                            if key in pending:
+                                kind_name, sent = pending.pop(key)
+                                out.write(json.dumps({"t": round(sent - start, 4), "kind": kind_name, "ttl": None,
+                                                      "rtt_ms": round((now - sent) * 1000, 3),
+                                                      "from": socket.inet_ntoa(ip[12:16])}) + "\n")
+                        i += length
         if icmp in ready:
             for _ in range(64):
                 try:
@@ -125,18 +157,24 @@ def main():
                 except BlockingIOError:
                     break
                 ihl = (data[0] & 0x0F) * 4
-                if len(data) < ihl + 8 + 20 or data[ihl] != 11:
+                if len(data) < ihl + 8 + 20 or data[ihl] not in (3, 11):
                     continue
                 quoted = data[ihl + 8:]
                 qihl = (quoted[0] & 0x0F) * 4
-                if quoted[9] == 17 and len(quoted) >= qihl + 4:
+                if data[ihl] == 3:
+                    # The full-path baseline: port unreachable from the client, matched by the quoted UDP port.
+                    if quoted[9] != 17 or len(quoted) < qihl + 4:
+                        continue
+                    key = ("basepath-port", struct.unpack("!H", quoted[qihl + 2:qihl + 4])[0])
+                elif quoted[9] == 17 and len(quoted) >= qihl + 4:
                     # The baseline: matched by the quoted UDP destination port.
                     key = ("base-port", struct.unpack("!H", quoted[qihl + 2:qihl + 4])[0])
                 else:
                     key = ("flow", struct.unpack("!H", quoted[4:6])[0])
                 if key in pending:
                     kind, sent = pending.pop(key)
-                    out.write(json.dumps({"t": round(sent - start, 4), "kind": kind, "ttl": args.merge_ttl,
+                    out.write(json.dumps({"t": round(sent - start, 4), "kind": kind,
+                                          "ttl": None if kind == "basepath" else args.merge_ttl,
                                           "rtt_ms": round((now - sent) * 1000, 3), "from": src[0]}) + "\n")
         if now >= next_probe:
             next_probe = now + args.period
@@ -156,6 +194,19 @@ def main():
                         pending[("flow", ip_id)] = ("flow", now)
                     except OSError:
                         pass
+                    # The full-path copy: the segment again with its own TTL; it reaches the client as a duplicate,
+                    # which the client acknowledges at once with a D-SACK naming it.
+                    full = bytearray(latest[1])
+                    full[8] = latest_ttl[0]
+                    full[4:6] = struct.pack("!H", ip_id ^ 0x80)
+                    full[10:12] = b"\0\0"
+                    ihl = (full[0] & 0x0F) * 4
+                    sport, dport, seq = struct.unpack("!HHI", full[ihl:ihl + 8])
+                    try:
+                        raw.sendto(bytes(full), (dst, 0))
+                        pending[("flowpath", sport, dport, seq)] = ("flowpath", now)
+                    except OSError:
+                        pass
             else:
                 # Out-of-flow baseline: an unclassified UDP datagram to the client with the same TTL, matched by
                 # its destination port (one of 64, reused only after 200 s).
@@ -165,11 +216,19 @@ def main():
                     pending[("base-port", port)] = ("base", now)
                 except OSError:
                     pass
+                # The full-path baseline: a datagram to a closed port of the client (ICMP port unreachable).
+                port = 33600 + (turn // 3) % 64
+                try:
+                    udp_path.sendto(b"wehey-probe", (args.client, port))
+                    pending[("basepath-port", port)] = ("basepath", now)
+                except OSError:
+                    pass
         # Expire unanswered probes after 2 s (recorded with rtt_ms null).
         for key, (kind, sent) in list(pending.items()):
             if now - sent > 2.0:
                 del pending[key]
-                out.write(json.dumps({"t": round(sent - start, 4), "kind": kind, "ttl": args.merge_ttl,
+                out.write(json.dumps({"t": round(sent - start, 4), "kind": kind,
+                                      "ttl": args.merge_ttl if kind in ("flow", "base") else None,
                                       "rtt_ms": None, "from": None}) + "\n")
     out.close()
 

@@ -2,43 +2,56 @@ public import WeheCore
 import WeheStatistics
 
 /// An additional WeHeY signal beside the published tests (issue 18 item 6, not part of analysis.md section 6): does
-/// the throttled flow queue *before* the point where the two servers' paths merge?
+/// the throttled flow queue on its path, and if so, before or after the point where the two servers' paths merge?
 ///
 /// The published tests see a limiter that the two simultaneous replays share (their summed throughput, their
 /// correlated losses). A per-flow shaper on the shared segment gives each replay its own queue and rate, which from
 /// the endpoints looks like one throttler on each branch, and the published verdict says "no evidence". What still
-/// differs is *where* each flow queues. Each server probes its replay connection with copies of its own data segments
-/// whose TTL runs out at the merge point (the first router both paths share; ICMP time exceeded answers), and with
-/// out-of-flow datagrams of the same TTL as a baseline. A throttler on the branch queues (or drops) the in-flow copies
-/// before the merge point; a throttler on the shared segment does not.
+/// differs is *where* each flow queues. Each server probes its replay connection with copies of its own data
+/// segments, and compares them with out-of-flow datagrams sent at the same time:
 ///
-/// Per branch: one-sided Mann-Whitney U ("in-flow delays are larger than the baseline's", normal approximation with
-/// tie and continuity corrections), an unanswered probe counting as the prober's timeout (longer than any answer, so
-/// in ranks an infinite delay). The branch *queues* when p < `alpha` and the in-flow median exceeds the baseline
-/// median by at least `minimumExtraDelay`. The signal says "access network" only when both servers' replays showed
-/// differentiation (the published gate), neither branch queues, and each branch has at least `minimumProbes` in-flow
-/// probes; a branch that queues gives "no evidence"; anything else is inconclusive.
+/// * **to the merge point**: copies whose TTL runs out at the merge point (the first router both paths share; ICMP
+///   time exceeded answers) against datagrams with the same TTL. A throttler on the branch queues (or drops) the
+///   in-flow copies before the merge point. An unanswered copy counts as the prober's timeout (longer than any
+///   answer): a drop before the merge point is evidence of a branch throttler, the direction that never accuses the
+///   access network.
+/// * **to the client**: copies with the segment's own TTL, which reach the client as duplicates and are answered at
+///   once by a D-SACK, against datagrams to a closed port of the client (port unreachable). A queue that only the
+///   classified flow meets, anywhere on the path, delays the copies. Unanswered probes are left out here: counted as
+///   long delays they would be evidence of a queue, the direction that accuses the access network.
+///
+/// Each comparison is a one-sided Mann-Whitney U ("in-flow delays are larger", normal approximation with tie and
+/// continuity corrections) with p < `alpha` and a difference of medians of at least `mergePointExtraDelay` (1 ms) or
+/// `pathExtraDelay` (5 ms). The signal says "access network" only when both servers' replays showed differentiation
+/// (the published gate), on both branches the flow queues on its path but not before the merge point, and each branch
+/// has at least `minimumProbes` in-flow probes to the merge point. A queue before the merge point on either branch
+/// gives "no evidence"; anything else, such as policers that drop without queueing, is inconclusive.
 ///
 /// Measured so far by the prototype `scripts/wehey_probe.py` on the kernel Y testbed (Docs/testbed.md, "WeHeY's
 /// blind spot"); the servers do not send these probes yet.
 public enum MergePointQueueTest {
     /// Thresholds of the test.
     public struct Configuration: Sendable, Hashable, Codable {
-        /// Significance level of each branch's Mann-Whitney test (0.01).
+        /// Significance level of each Mann-Whitney test (0.01).
         public var alpha: Double
-        /// Smallest difference of medians (in-flow − baseline), seconds, that counts as a queue (0.005).
-        public var minimumExtraDelay: Double
-        /// In-flow probes each branch needs for an "access network" answer (5).
+        /// Smallest difference of medians to the merge point (in-flow − baseline), seconds, that counts as a queue
+        /// before it (0.001: low on purpose, it vetoes "access network").
+        public var mergePointExtraDelay: Double
+        /// Smallest difference of medians to the client, seconds, that counts as a queue on the path (0.005).
+        public var pathExtraDelay: Double
+        /// In-flow probes to the merge point each branch needs for an "access network" answer (5).
         public var minimumProbes: Int
-        /// The delay an unanswered probe counts as, seconds (the prober's timeout, 2).
+        /// The delay an unanswered probe to the merge point counts as, seconds (the prober's timeout, 2).
         public var timeout: Double
 
         /// Creates a configuration with the defaults used on the testbed.
         public init(
-            alpha: Double = 0.01, minimumExtraDelay: Double = 0.005, minimumProbes: Int = 5, timeout: Double = 2
+            alpha: Double = 0.01, mergePointExtraDelay: Double = 0.001, pathExtraDelay: Double = 0.005,
+            minimumProbes: Int = 5, timeout: Double = 2
         ) {
             self.alpha = alpha
-            self.minimumExtraDelay = minimumExtraDelay
+            self.mergePointExtraDelay = mergePointExtraDelay
+            self.pathExtraDelay = pathExtraDelay
             self.minimumProbes = minimumProbes
             self.timeout = timeout
         }
@@ -49,9 +62,10 @@ public enum MergePointQueueTest {
             guard alpha.isFinite, alpha > 0, alpha < 1 else {
                 throw WeheAnalysisError(.invalidConfiguration, "alpha must lie in (0, 1), got \(alpha)")
             }
-            guard minimumExtraDelay.isFinite, minimumExtraDelay >= 0 else {
+            for (name, value) in [("merge-point", mergePointExtraDelay), ("path", pathExtraDelay)]
+            where !(value.isFinite && value >= 0) {
                 throw WeheAnalysisError(
-                    .invalidConfiguration, "the minimum extra delay must be finite and ≥ 0, got \(minimumExtraDelay)")
+                    .invalidConfiguration, "the \(name) extra delay must be finite and ≥ 0, got \(value)")
             }
             guard minimumProbes >= 1 else {
                 throw WeheAnalysisError(.invalidConfiguration, "at least one probe is needed, got \(minimumProbes)")
@@ -63,69 +77,78 @@ public enum MergePointQueueTest {
         }
     }
 
+    /// One comparison of in-flow and out-of-flow delays.
+    public struct Comparison: Sendable, Hashable, Codable {
+        /// One-sided Mann-Whitney p-value ("in-flow delays are larger").
+        public var pValue: Double
+        /// Median in-flow delay minus median out-of-flow delay, seconds.
+        public var extraDelay: Double
+        /// Whether p < alpha and the extra delay reaches its threshold.
+        public var significant: Bool
+
+        /// Creates a comparison.
+        public init(pValue: Double, extraDelay: Double, significant: Bool) {
+            self.pValue = pValue
+            self.extraDelay = extraDelay
+            self.significant = significant
+        }
+    }
+
     /// One branch's numbers.
     public struct Branch: Sendable, Hashable, Codable {
-        /// Whether the throttled flow queues before the merge point on this branch.
-        public var queues: Bool
-        /// One-sided Mann-Whitney p-value.
-        public var pValue: Double
-        /// Median in-flow delay, seconds (unanswered probes at the timeout).
-        public var flowMedian: Double
-        /// Median baseline delay, seconds.
-        public var baselineMedian: Double
-        /// In-flow probes sent.
+        /// To the merge point (unanswered in-flow probes at the timeout).
+        public var mergePoint: Comparison
+        /// To the client (answered probes only); `nil` when either list had no answer.
+        public var path: Comparison?
+        /// In-flow probes sent to the merge point.
         public var flowProbes: Int
         /// Of those, unanswered.
         public var flowUnanswered: Int
 
         /// Creates a branch result.
-        public init(
-            queues: Bool, pValue: Double, flowMedian: Double, baselineMedian: Double, flowProbes: Int,
-            flowUnanswered: Int
-        ) {
-            self.queues = queues
-            self.pValue = pValue
-            self.flowMedian = flowMedian
-            self.baselineMedian = baselineMedian
+        public init(mergePoint: Comparison, path: Comparison?, flowProbes: Int, flowUnanswered: Int) {
+            self.mergePoint = mergePoint
+            self.path = path
             self.flowProbes = flowProbes
             self.flowUnanswered = flowUnanswered
         }
+
+        /// The throttled flow queues (or is dropped) before the merge point.
+        public var queuesBeforeMergePoint: Bool { mergePoint.significant }
+        /// The throttled flow meets a queue of its own somewhere on its path.
+        public var queuesOnPath: Bool { path?.significant ?? false }
     }
 
     /// Tests one branch.
     /// - Parameters:
-    ///   - flow: delay of each in-flow probe to the merge point, seconds; `nil` for a probe that got no answer.
-    ///   - baseline: the same for the out-of-flow probes.
-    /// - Returns: the branch's numbers, or `nil` when either list is empty.
+    ///   - flowToMergePoint: delay of each in-flow probe to the merge point, seconds; `nil` for no answer.
+    ///   - baselineToMergePoint: the same for the out-of-flow probes.
+    ///   - flowToClient: delay of each in-flow probe to the client (`nil`: no answer, left out).
+    ///   - baselineToClient: the same for the out-of-flow probes to the client.
+    /// - Returns: the branch's numbers, or `nil` when either list to the merge point is empty.
     /// - Throws: `WeheAnalysisError` with code `.invalidSample` for a negative or non-finite delay,
     ///   `.invalidConfiguration` for an invalid configuration, `.statisticsFailed` if the routine rejects its input.
     public static func branch(
-        flow: [Double?], baseline: [Double?], configuration: Configuration = Configuration()
+        flowToMergePoint: [Double?], baselineToMergePoint: [Double?], flowToClient: [Double?],
+        baselineToClient: [Double?], configuration: Configuration = Configuration()
     ) throws(WeheAnalysisError) -> Branch? {
         let configuration = try configuration.validated()
-        guard !flow.isEmpty, !baseline.isEmpty else { return nil }
-        let flowDelays = try delays(flow, timeout: configuration.timeout, role: "in-flow")
-        let baselineDelays = try delays(baseline, timeout: configuration.timeout, role: "baseline")
-        let pValue: Double
-        let flowMedian: Double
-        let baselineMedian: Double
-        do {
-            pValue =
-                try MannWhitneyU.test(
-                    flowDelays, baselineDelays, alternative: .greater, method: .asymptotic, continuity: true
-                ).pValue
-            flowMedian = try Descriptive.median(flowDelays)
-            baselineMedian = try Descriptive.median(baselineDelays)
-        } catch {
-            throw WeheAnalysisError(.statisticsFailed, "merge-point queue test failed: \(error.message)")
+        guard !flowToMergePoint.isEmpty, !baselineToMergePoint.isEmpty else { return nil }
+        let timeout = configuration.timeout
+        let mergePoint = try compare(
+            try delays(flowToMergePoint, unanswered: timeout, cap: timeout, role: "in-flow merge-point"),
+            try delays(baselineToMergePoint, unanswered: timeout, cap: timeout, role: "baseline merge-point"),
+            minimum: configuration.mergePointExtraDelay, alpha: configuration.alpha)
+        let flowPath = try delays(flowToClient, unanswered: nil, cap: timeout, role: "in-flow path")
+        let basePath = try delays(baselineToClient, unanswered: nil, cap: timeout, role: "baseline path")
+        var path: Comparison?
+        if !flowPath.isEmpty, !basePath.isEmpty {
+            path = try compare(
+                flowPath, basePath, minimum: configuration.pathExtraDelay, alpha: configuration.alpha)
         }
-        // A p-value is NaN only when every delay is equal (σ = 0): no evidence of a queue.
-        let queues =
-            !pValue.isNaN && pValue < configuration.alpha
-            && flowMedian - baselineMedian >= configuration.minimumExtraDelay
         return Branch(
-            queues: queues, pValue: pValue, flowMedian: flowMedian, baselineMedian: baselineMedian,
-            flowProbes: flow.count, flowUnanswered: flow.count(where: { $0 == nil }))
+            mergePoint: mergePoint, path: path, flowProbes: flowToMergePoint.count,
+            flowUnanswered: flowToMergePoint.count(where: { $0 == nil }))
     }
 
     /// The signal's verdict from the published gate and both branches.
@@ -138,27 +161,44 @@ public enum MergePointQueueTest {
     ) -> LocalizationVerdict {
         guard bothDifferentiated else { return .noEvidence }
         let branches = [first, second].compactMap { $0 }
-        if branches.contains(where: \.queues) { return .noEvidence }
-        guard branches.count == 2, branches.allSatisfy({ $0.flowProbes >= configuration.minimumProbes }) else {
-            return .inconclusive
-        }
+        if branches.contains(where: \.queuesBeforeMergePoint) { return .noEvidence }
+        guard branches.count == 2,
+            branches.allSatisfy({ $0.queuesOnPath && $0.flowProbes >= configuration.minimumProbes })
+        else { return .inconclusive }
         return .accessNetwork
     }
 
-    private static func delays(_ values: [Double?], timeout: Double, role: String) throws(WeheAnalysisError)
-        -> [Double]
+    private static func compare(_ flow: [Double], _ baseline: [Double], minimum: Double, alpha: Double)
+        throws(WeheAnalysisError) -> Comparison
+    {
+        do {
+            let pValue =
+                try MannWhitneyU.test(flow, baseline, alternative: .greater, method: .asymptotic, continuity: true)
+                .pValue
+            let extra = try Descriptive.median(flow) - Descriptive.median(baseline)
+            // With the continuity correction the p-value is never NaN (every delay equal gives 1).
+            return Comparison(
+                pValue: pValue, extraDelay: extra, significant: pValue < alpha && extra >= minimum)
+        } catch {
+            throw WeheAnalysisError(.statisticsFailed, "merge-point queue test failed: \(error.message)")
+        }
+    }
+
+    /// Validated delays; an unanswered probe becomes `unanswered`, or is left out when that is `nil`.
+    private static func delays(_ values: [Double?], unanswered: Double?, cap: Double, role: String)
+        throws(WeheAnalysisError) -> [Double]
     {
         var result: [Double] = []
         result.reserveCapacity(values.count)
         for value in values {
             guard let value else {
-                result.append(timeout)
+                if let unanswered { result.append(unanswered) }
                 continue
             }
             guard value.isFinite, value >= 0 else {
                 throw WeheAnalysisError(.invalidSample, "\(role) probe delay \(value) is negative or not finite")
             }
-            result.append(min(value, timeout))
+            result.append(min(value, cap))
         }
         return result
     }
