@@ -49,4 +49,20 @@ struct SensitiveStoreTests {
             #expect(try await store.test(other.key) == nil)
         }
     }
+
+    @Test(
+        "a user's history carries each test's sensitive verdict, nil for tests without", arguments: StoreKind.allCases)
+    func history(kind: StoreKind) async throws {
+        try await StoreHarness.withStore(kind) { store in
+            var interleaved = Fixtures.test(count: 3, at: 100, verdict: .noDifferentiation)
+            interleaved.sensitive = Self.sensitive(lower: -.infinity)
+            let plain = Fixtures.test(count: 4, at: 200, verdict: .differentiation)
+            try await store.save(tests: [interleaved, plain])
+            let rows = try await store.history(
+                userID: interleaved.key.userID, beforeHistoryCount: nil, limit: 10)
+            #expect(rows.map(\.key.historyCount) == [4, 3])
+            #expect(rows.first { $0.key == interleaved.key }?.sensitive == interleaved.sensitive)
+            #expect(rows.first { $0.key == plain.key }.map { $0.sensitive == nil } == true)
+        }
+    }
 }
