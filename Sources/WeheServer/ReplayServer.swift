@@ -377,8 +377,8 @@ package final class ReplayServer: Service, Sendable {
 
     // MARK: listeners
 
-    /// A listening socket's stream of accepted connections. They come out as plain channels, set up but not yet
-    /// reading (`autoRead` off), and are wrapped for async use only once an accept loop has taken them: a connection
+    /// A listening socket's stream of accepted connections. They come out as plain channels, set up and reading into
+    /// an `EarlyReadBuffer`, and are wrapped for async use only once an accept loop has taken them: a connection
     /// still queued in the stream when the server stops owns no async writer, whose release unfinished would be a
     /// fatal error in NIO ("Deinited NIOAsyncWriter without calling finish()", issue 14).
     typealias AcceptChannel = NIOAsyncChannel<any Channel, Never>
@@ -426,8 +426,6 @@ package final class ReplayServer: Service, Sendable {
                     .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 65536)
                 )
                 .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
-                // Nothing is read before the accept loop has taken the connection and added its async handler.
-                .childChannelOption(.autoRead, value: false)
                 // Run by NIO's accept handler with the child options above; nothing of ours to do there but the
                 // test seam. Its failures (and the options') reach the absorber added below.
                 .childChannelInitializer { channel in
@@ -442,6 +440,7 @@ package final class ReplayServer: Service, Sendable {
                             // setup. Without it the connection still works.
                             _ = try? channel.syncOptions?.setOption(.socketOption(.tcp_nodelay), value: 1)
                             try setup(channel)
+                            try channel.pipeline.syncOperations.addHandler(EarlyReadBuffer())
                             queued.add(channel)
                             return channel
                         } catch {
@@ -589,9 +588,10 @@ private func acceptLoop(
     }
 }
 
-/// Wraps an accepted connection for async use on its event loop and starts its reads; `nil`, with the connection
-/// closed, when the server is stopping (the task is cancelled), the connection is already closed or cannot be
-/// wrapped (a failed setup, logged and counted). The wrapper returned must be finished (`executeThenClose`): the handlers always do.
+/// Wraps an accepted connection for async use on its event loop and hands it what its `EarlyReadBuffer` kept; `nil`,
+/// with the connection closed, when the server is stopping (the task is cancelled), the connection is already closed
+/// or cannot be wrapped (a failed setup, logged and counted). The wrapper returned must be finished
+/// (`executeThenClose`): the handlers always do.
 private func wrapAccepted(
     _ channel: any Channel, failures: ConnectionSetupFailureLog
 ) async -> NIOAsyncChannel<ByteBuffer, ByteBuffer>? {
@@ -607,7 +607,7 @@ private func wrapAccepted(
                 configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4)))
             // From here the wrapper exists and is returned whatever happens: its handler finishes it.
             do {
-                try channel.syncOptions?.setOption(.autoRead, value: true)
+                try channel.removeEarlyReadBuffer()
             } catch let error as ChannelError where error == .ioOnClosedChannel {
                 // Closed already (its handlers are not yet removed, so the wrapper could be added): the handler
                 // sees the end at once.
@@ -625,7 +625,7 @@ private func wrapAccepted(
     }
 }
 
-/// The connections a TCP listener has set up that its accept loop has not taken yet (plain channels, not reading).
+/// The connections a TCP listener has set up that its accept loop has not taken yet (plain channels).
 /// When the loop ends they are closed, and so is any set up after that.
 final class QueuedConnections: Sendable {
     private struct State {

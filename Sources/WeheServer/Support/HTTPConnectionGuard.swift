@@ -52,11 +52,11 @@ package struct HTTPConnectionGuard: Sendable {
 /// HTTP/1.1 child channel with the guard's handlers: budget and first-byte deadline at the front, TLS, then the
 /// request deadline right after the HTTP decoder.
 ///
-/// The listener's accept stream carries the connection as a plain channel, set up with the front guard and TLS but
-/// not reading (`autoRead` off); the HTTP handlers and the async wrapper are added in `handle`, once the server's
-/// loop has taken it. A connection still queued in the stream when the server stops owns no async writer (released
-/// unfinished, NIO stops the process: "Deinited NIOAsyncWriter without calling finish()", issue 14); its first-byte
-/// deadline closes it.
+/// The listener's accept stream carries the connection as a plain channel, set up with the front guard, TLS and an
+/// `EarlyReadBuffer` that keeps what arrives; the HTTP handlers and the async wrapper are added in `handle`, once the
+/// server's loop has taken it, and the buffer hands them what it kept. A connection still queued in the stream when
+/// the server stops owns no async writer (released unfinished, NIO stops the process: "Deinited NIOAsyncWriter without
+/// calling finish()", issue 14); the buffer closes it at the request deadline.
 private struct GuardedHTTPChannel: ServerChildChannel {
     struct Value: ServerChildChannelValue {
         let channel: any Channel
@@ -67,9 +67,12 @@ private struct GuardedHTTPChannel: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            try channel.syncOptions?.setOption(.autoRead, value: false)
             try channel.pipeline.syncOperations.addHandler(FrontGuardHandler(bounds: bounds))
             if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+            // A complete request is due within the request timeout of the accept: a connection still queued then
+            // (its server stopped) is closed.
+            try channel.pipeline.syncOperations.addHandler(
+                EarlyReadBuffer(closeAfter: TimeAmount(bounds.requestTimeout)))
             return Value(channel: channel)
         }
     }
@@ -89,13 +92,13 @@ private struct GuardedHTTPChannel: ServerChildChannel {
             wrapped = try await channel.eventLoop.flatSubmit {
                 base.setup(channel: channel, logger: logger).map { value in
                     // The async wrapper exists from here: it is returned whatever happens, and finished by the
-                    // HTTP handler; a connection that cannot get its deadline or its reads is closed instead.
+                    // HTTP handler; a connection that cannot get its deadline or its early reads is closed instead.
                     do {
                         let decoder = try channel.pipeline.syncOperations.handler(
                             type: ByteToMessageHandler<HTTPRequestDecoder>.self)
                         try channel.pipeline.syncOperations.addHandler(
                             RequestDeadlineHandler(bounds: bounds), position: .after(decoder))
-                        try channel.syncOptions?.setOption(.autoRead, value: true)
+                        try channel.removeEarlyReadBuffer()
                     } catch {
                         logger.debug(
                             "connection closed: setup failed",
