@@ -44,8 +44,8 @@
 #   QLIMIT=50000     bytes of queue in the throttled class (bfifo); ≈ 200 ms at 2 Mbit/s. Not with MODE=police
 #   POLICE_BURST=32000  MODE=police: bytes the policer lets through above the rate after an idle period (bucket).
 #                    With LINK_KBIT, htb sends a class within its own bucket without asking the link class: a burst
-#                    of megabytes leaves at veth speed past the link (measured: 2 MB made the app faster than the
-#                    control), so keep it to a few hundred kB
+#                    of megabytes can leave at veth speed past the link (with 2 MB the app came out faster than
+#                    the control), so keep it to a few hundred kB
 #   POLICE_QUEUE=1514   MODE=police: bytes of queue behind the bucket (bfifo needs room for one frame to pass any)
 #   DIRS="rc rs"     shaped middlebox interfaces: rc = towards the client (download), rs = towards the server
 #   DELAYED_BYTES=0  delayed throttling: a matched connection is throttled only after it carried this many bytes
