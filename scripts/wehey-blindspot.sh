@@ -4,7 +4,8 @@
 # each run:
 #   * scripts/wehey_probe.py in both server namespaces: in-flow copies of the replay's latest data segment with the
 #     TTL of the merge point (the access router r, 2 hops from each server) and out-of-flow UDP baselines with the
-#     same TTL, timed by the ICMP time-exceeded answers (where does the throttled flow queue?);
+#     same TTL, timed by the ICMP time-exceeded answers (where does the throttled flow queue?), and the same to the
+#     client (in-flow copies answered by D-SACKs, datagrams to a closed port by port unreachable);
 #   * scripts/wehey_sniff.py in the client namespace: every incoming TCP data segment (passive signals: per-flow
 #     rate plateaus, retransmission epochs).
 # Everything is kept in OUTDIR/<placement>/<run>/ (localization.json, probes-s.jsonl, probes-t.jsonl,

@@ -6,7 +6,7 @@
 For every run (OUTDIR/<placement>/<run>/) it prints the published verdict and three candidate signals that could tell
 a per-flow shaper on the shared segment from throttlers on the branches:
 
-1. merge-point queue (active, wehey_probe.py): in-flow copies of the replay's data with the TTL of the merge point,
+1. merge-point queue (active, wehey_probe.py; design 1, printed as "probe", rejected): in-flow copies of the replay's data with the TTL of the merge point,
    against out-of-flow probes with the same TTL. A branch throttler queues (or drops) the in-flow copies before the
    merge point; a throttler on the shared segment does not. Per branch: one-sided Mann-Whitney U of the in-flow
    delays against the baseline delays, an unanswered probe counting as the timeout (2 s, longer than
@@ -16,6 +16,11 @@ a per-flow shaper on the shared segment from throttlers on the branches:
    MIN_PROBES in-flow probes per branch -> "access network"; a branch that queues -> "no evidence"; else inconclusive.
 2. rate plateau equality (passive, client arrivals): the two simultaneous originals' sustained rates (median of 1 s
    bins over their common stretch), |r1 - r2| / max(r1, r2). A shared per-flow policy gives both the same rate.
+4. (printed as "v2", the design kept in Docs/testbed.md) positive evidence: per branch, the full-path in-flow copies
+   (answered by the client's D-SACK; unanswered left out) against datagrams to a closed client port, p < ALPHA and
+   >= MIN_EXTRA_MS ("queue on the path"), and the merge-point comparison of 1. with MERGE_EXTRA_MS (1 ms) as a veto.
+   "access network" needs the gate and, on both branches, a queue on the path and none before the merge point; a
+   pre-merge queue -> "no evidence"; else inconclusive ("not-measured" for runs of the design-1 prober).
 3. retransmission epochs (passive): per flow, 100 ms bins in which a retransmitted segment arrived at the client;
    the Jaccard overlap of the two flows' bins over their common stretch, against the mean overlap when one flow's
    bins are shifted by 1-5 s (a shared queue would synchronise drop epochs beyond chance).
