@@ -38,16 +38,22 @@ struct ListenerResilienceTests {
                     try await Task.sleep(for: .milliseconds(10))
                 }
                 #expect(counted == share)
-                // The share is full: a real test still passes, and the oldest idle connection made way for it.
+                // The share is full: a real test still passes, and one idle connection (the oldest admitted) made
+                // way for it. Which one depends on the order the server admitted them in: child channels are set up
+                // on several event loops, so under load it need not be the order of the connects (seen: waiting for
+                // the first one ran into the 90 s deadlines, which then closed the admitted session too).
                 try await BadInputTests.normalSession(server)
-                try await idle[0].closeFuture.get()
-                #expect(idle.dropFirst().filter(\.isActive).count == share - 2)
+                try await withThrowingTaskGroup(of: Void.self) { closes in
+                    for connection in idle { closes.addTask { try await connection.closeFuture.get() } }
+                    try await closes.next()
+                    #expect(idle.filter(\.isActive).count == share - 2)
+                    #expect(holder.channel.channel.isActive)
+                    for connection in idle { try? await connection.close() }
+                }
                 // The admitted session is still there and still answered.
-                #expect(holder.channel.channel.isActive)
                 try await peer.send("NoIperf")
                 try await peer.send("NoMobileStats")
                 #expect(try await peer.receive()?.isEmpty == false)
-                for connection in idle { try? await connection.close() }
             }
         }
     }
