@@ -7,6 +7,10 @@ import WeheStatistics
 /// Change in time within a test (issue 18 item 3): the summary against the golden cases, its calibration on synthetic
 /// unthrottled rounds (slow start, a drifting path, cross traffic that starts during a replay), and its power on
 /// first-N-bytes and after-N-bytes throttles.
+///
+/// The synthetic loops take seconds of CPU each and yield between trials: Swift Testing runs every suite of the
+/// process on one cooperative pool (two threads here), and a loop that never yields holds a thread from the
+/// in-process servers of other suites, whose deadline tests then measured seconds of delay in full runs.
 @Suite struct ChangePointAnalysisTests {
     // MARK: golden cases (the file of WeheStatisticsTests, read from the source tree)
 
@@ -168,13 +172,14 @@ import WeheStatistics
     /// 0.3 s into each round's first slot). The exact test says "change" with p ≤ α = 0.008 at most 1 % of the time
     /// (by construction ≤ 8/1024); the reported changes (margin and an unthrottled part also required) are fewer
     /// still. Fixed seeds: the figures are deterministic (printed).
-    @Test(arguments: Cross.allCases) func falseAlarmRateAtMostOnePercent(_ cross: Cross) {
+    @Test(arguments: Cross.allCases) func falseAlarmRateAtMostOnePercent(_ cross: Cross) async {
         var generator = SeededGenerator(seed: 1803 + UInt64(Cross.allCases.firstIndex(of: cross) ?? 0))
         let analysis = ChangePointAnalysis()
         let trials = 1000
         var rejected = 0
         var found = 0
         for _ in 0..<trials {
+            await Task.yield()
             let summary = analysis.summary(rounds: Self.rounds(10, cross: cross, generator: &generator))
             #expect(summary.rounds == 10 && summary.bins >= 10)
             if summary.pValue <= analysis.alpha { rejected += 1 }
@@ -193,7 +198,7 @@ import WeheStatistics
     /// 2 MB at half rate, about half for 30 % after 2 MB): cross traffic that comes and goes costs power, never false
     /// changes (calibration above).
     @Test(arguments: [(true, Cross.none), (false, .none), (true, .startsAnywhere), (false, .startsAnywhere)])
-    func findsFirstAndAfterThrottles(_ first: Bool, _ cross: Cross) throws {
+    func findsFirstAndAfterThrottles(_ first: Bool, _ cross: Cross) async throws {
         var generator = SeededGenerator(seed: 2803)
         let throttle: (Double) -> Double = first ? { $0 < 2 ? 0.5 : 1 } : { $0 < 2 ? 1 : 0.7 }
         let trials = 40
@@ -201,6 +206,7 @@ import WeheStatistics
         var positions: [Double] = []
         var throttled: [Double] = []
         for _ in 0..<trials {
+            await Task.yield()
             let summary = ChangePointAnalysis().summary(
                 rounds: Self.rounds(10, cross: cross, throttle: throttle, generator: &generator))
             guard summary.found else { continue }
@@ -231,11 +237,12 @@ import WeheStatistics
 
     /// A cap throughout (70 %) whose effect grows during slow start is not reported as a throttle that starts: both
     /// parts are differentiation (fails without the "one part unthrottled" rule: p ≤ α in most tests).
-    @Test func constantCapIsNoChange() {
+    @Test func constantCapIsNoChange() async {
         var generator = SeededGenerator(seed: 3803)
         var found = 0
         var rejected = 0
         for _ in 0..<50 {
+            await Task.yield()
             let summary = ChangePointAnalysis().summary(
                 rounds: Self.rounds(10, cross: .none, throttle: { _ in 0.7 }, generator: &generator))
             if summary.found { found += 1 }

@@ -7,6 +7,10 @@ import WeheStatistics
 /// The sensitive verdict: its rule on hand-made rounds, and its calibration on synthetic unthrottled pairs whose
 /// path rate is autocorrelated and shared with cross traffic (constant, on/off, heavy, and an on/off pattern locked
 /// to the rounds, the worst case for replays in a fixed order).
+///
+/// The synthetic loops take seconds of CPU each and yield between trials: Swift Testing runs every suite of the
+/// process on one cooperative pool (two threads here), and a loop that never yields holds a thread from the
+/// in-process servers of other suites, whose deadline tests then measured seconds of delay in full runs.
 @Suite struct SensitiveAnalysisTests {
     @Test func minimumRoundsReachAlpha() {
         #expect(SensitiveAnalysis().minimumRounds == 8)  // 2/2⁸ = 0.0078 ≤ 0.008 < 2/2⁷
@@ -122,12 +126,13 @@ import WeheStatistics
     /// on a very volatile path (the AR(1) log rate has a stationary spread of ±38 %), the sensitive verdict says
     /// differentiation at most 1 % of the time (by construction: ≤ 8/1024 = 0.78 %). The seed is fixed, so the
     /// figures are deterministic; printed.
-    @Test(arguments: CrossTraffic.allCases) func falsePositiveRateAtMostOnePercent(_ cross: CrossTraffic) throws {
+    @Test(arguments: CrossTraffic.allCases) func falsePositiveRateAtMostOnePercent(_ cross: CrossTraffic) async throws {
         var generator = SeededGenerator(seed: 1800 + UInt64(CrossTraffic.allCases.firstIndex(of: cross) ?? 0))
         let trials = 20_000
         var alarms = 0
         let analysis = SensitiveAnalysis()
-        for _ in 0..<trials {
+        for trial in 0..<trials {
+            if trial % 20 == 0 { await Task.yield() }
             let (originals, controls) = Self.simulate(
                 rounds: 10, cross: cross, appFactor: 1, generator: &generator)
             let differences = zip(originals, controls).map {
@@ -143,6 +148,7 @@ import WeheStatistics
         // interval's bisection is slower).
         var verdictAlarms = 0
         for _ in 0..<300 {
+            await Task.yield()
             let (originals, controls) = Self.simulate(rounds: 10, cross: cross, appFactor: 1, generator: &generator)
             let summary = analysis.summary(originalMeans: originals, controlMeans: controls)
             #expect((summary.verdict == .differentiation) == (summary.pValue <= analysis.alpha))
@@ -156,11 +162,12 @@ import WeheStatistics
     /// (AR(1) σ 0.05) is found in at least 95 % of the tests without cross traffic, with constant or on/off cross
     /// traffic. Cross traffic locked to the rounds' first slot (45 % share) only adds noise to the randomized
     /// design: power drops (printed) but the false-positive bound above still holds.
-    @Test(arguments: CrossTraffic.allCases) func detectsAQuarterSlowdown(_ cross: CrossTraffic) {
+    @Test(arguments: CrossTraffic.allCases) func detectsAQuarterSlowdown(_ cross: CrossTraffic) async {
         var generator = SeededGenerator(seed: 2800)
         var found = 0
         let trials = 200
         for _ in 0..<trials {
+            await Task.yield()
             let (originals, controls) = Self.simulate(
                 rounds: 10, cross: cross, appFactor: 0.75, volatility: 0.05, generator: &generator)
             let summary = SensitiveAnalysis().summary(originalMeans: originals, controlMeans: controls)

@@ -112,7 +112,23 @@ struct TimeLimitThroughProxyTests {
 
     @Test("each original replay stops at the limit; both verdicts judge the covered part, and the result says so")
     func throttledReplayCutShort() async throws {
-        let (result, outcomes, originalBytes) = try await runRounds()
+        // The test needs unthrottled controls. On a machine loaded by the rest of the suite a control replay
+        // (through the debug-built proxy) has stalled, and a round whose control is as slow as the throttled
+        // original makes the 8-round sign-flip test miss its level: such a run measured the machine, not the
+        // verdict, and is run again (at most three times; the assertions below judge the last run).
+        var attempt = 0
+        var run = try await runRounds()
+        while true {
+            attempt += 1
+            let controlRates = run.1.filter { $0.role == .control }.map {
+                Double($0.bytesReceived) * 8 / max($0.seconds, 0.001) / 1e6
+            }
+            let slowest = controlRates.min() ?? 0
+            print("time limit test, attempt \(attempt): slowest control \(slowest) Mbit/s")
+            if slowest >= 5 * Double(Self.throttleBitsPerSecond) / 1e6 || attempt == 3 { break }
+            run = try await runRounds()
+        }
+        let (result, outcomes, originalBytes) = run
         #expect(outcomes.count == 16)
         let originals = outcomes.filter { $0.role == .original }
         #expect(originals.count == 8)
