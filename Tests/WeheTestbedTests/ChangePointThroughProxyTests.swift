@@ -18,7 +18,7 @@ import WeheWire
 @Suite(
     "A throttle that starts after 3 MB (loopback proxy, published Deezer trace)",
     .serialized,
-    .timeLimit(.minutes(3)),
+    .timeLimit(.minutes(5)),
     .enabled(if: TestResources.hasSharedReplays, "the published traces in ../shared/replays are needed")
 )
 struct ChangePointThroughProxyTests {
@@ -44,7 +44,7 @@ struct ChangePointThroughProxyTests {
 
     /// Runs 8 interleaved rounds through the proxy; returns the result and every replay's outcome in order.
     private func runRounds() async throws -> (TestResult, [Replay], Int) {
-        try await PortCollisions.retrying { try await runRoundsOnce() }
+        try await ProxySuiteGate.run { try await PortCollisions.retrying { try await runRoundsOnce() } }
     }
 
     private func runRoundsOnce() async throws -> (TestResult, [Replay], Int) {

@@ -16,7 +16,7 @@ import WeheWire
 @Suite(
     "Detection through the userspace throttling proxy (loopback, published Molotov TV trace)",
     .serialized,
-    .timeLimit(.minutes(2)),
+    .timeLimit(.minutes(5)),
     .enabled(if: TestResources.hasSharedReplays, "the published traces in ../shared/replays are needed")
 )
 struct DetectionThroughProxyTests {
@@ -44,7 +44,9 @@ struct DetectionThroughProxyTests {
         classifier: (_ replayPort: Int) -> Configuration.Classifier
     ) async throws -> (TestResult, ThrottlingProxyStatistics) {
         // The proxy takes the server's port numbers on 127.0.0.1, where they may be taken: then both start over.
-        try await PortCollisions.retrying { try await runTestOnce(classifier: classifier) }
+        try await ProxySuiteGate.run {
+            try await PortCollisions.retrying { try await runTestOnce(classifier: classifier) }
+        }
     }
 
     private func runTestOnce(

@@ -18,7 +18,7 @@ import WeheWire
 @Suite(
     "A throttled replay stopped by the time limit (loopback proxy, published Molotov TV trace)",
     .serialized,
-    .timeLimit(.minutes(3)),
+    .timeLimit(.minutes(8)),
     .enabled(if: TestResources.hasSharedReplays, "the published traces in ../shared/replays are needed")
 )
 struct TimeLimitThroughProxyTests {
@@ -46,7 +46,7 @@ struct TimeLimitThroughProxyTests {
 
     /// Runs 8 interleaved rounds through the proxy; returns the result and every replay's outcome in order.
     private func runRounds() async throws -> (TestResult, [Replay], Int) {
-        try await PortCollisions.retrying { try await runRoundsOnce() }
+        try await ProxySuiteGate.run { try await PortCollisions.retrying { try await runRoundsOnce() } }
     }
 
     private func runRoundsOnce() async throws -> (TestResult, [Replay], Int) {
