@@ -22,92 +22,21 @@ import WeheWire
     .enabled(if: TestResources.hasSharedReplays, "the published traces in ../shared/replays are needed")
 )
 struct TimeLimitThroughProxyTests {
-    typealias Configuration = ThrottlingProxyConfiguration
-
     static let deadline = Duration.seconds(3)
     static let throttleBitsPerSecond = 1_000_000
 
-    /// What the test needs of one replay's outcome.
-    struct Replay: Sendable {
-        var role: ReplayRole
-        var reachedDeadline: Bool
-        var duration: Duration
-        var bytesReceived: Int
-        var seconds: Double {
-            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        }
-    }
+    typealias Replay = InterleavedThroughProxy.Replay
 
-    private static var logger: Logger {
-        var logger = Logger(label: "wehe-testbed-time-limit")
-        logger.logLevel = .critical
-        return logger
-    }
-
-    /// Runs 8 interleaved rounds through the proxy; returns the result and every replay's outcome in order.
+    /// Runs the interleaved rounds through the proxy; returns the result, every replay's outcome in order and the
+    /// original's bytes.
     private func runRounds() async throws -> (TestResult, [Replay], Int) {
-        try await ProxySuiteGate.run { try await PortCollisions.retrying { try await runRoundsOnce() } }
-    }
-
-    private func runRoundsOnce() async throws -> (TestResult, [Replay], Int) {
-        let library = ReplayLibrary(directory: TestResources.sharedReplays)
-        let test = try ReplayClient.Test.load("molotovtv", from: library, catalog: try library.catalog())
-        var server = ReplayServerConfiguration(
-            replayDirectory: TestResources.sharedReplays,
-            store: InMemoryResultStore(anonymization: try AnonymizationPolicy(storeFullAddress: true)),
-            logger: Self.logger)
-        server.bindAddress = "127.0.0.2"
-        server.sideChannelTLSPort = nil
-        server.sideChannelPlainPort = 0
-        server.analyzerTLSPort = nil
-        server.analyzerPlainPort = 0
-        server.replayPorts = .ephemeral
-        server.extraReplayPorts = []
-        server.limits.shutdownGracePeriod = .seconds(1)
-        let replayServer = try ReplayServer(configuration: server)
-        return try await withThrowingTaskGroup(of: (TestResult, [Replay], Int)?.self) { group in
-            group.addTask {
-                try await replayServer.run()
-                return nil
-            }
-            defer { group.cancelAll() }
-            let ports = try await replayServer.listeningPorts()
-            let sideChannel = try #require(ports.sideChannelPlain)
-            let analyzer = try #require(ports.analyzerPlain)
-            let replay = try #require(ports.tcp[443])
-            func route(_ port: Int, classified: Bool) -> Configuration.Route {
-                .init(
-                    .tcp, listen: .init(host: "127.0.0.1", port: port), upstream: .init(host: "127.0.0.2", port: port),
-                    isClassified: classified)
-            }
-            let proxy = try ThrottlingProxy(
-                configuration: Configuration(
-                    routes: [
-                        route(sideChannel, classified: false), route(analyzer, classified: false),
-                        route(replay, classified: true),
-                    ],
-                    classifier: .patterns([Array("mlflux".utf8)]),
-                    shaping: .init(rateBitsPerSecond: Self.throttleBitsPerSecond)
-                ))
-            let outcomes = Mutex<[Replay]>([])
-            let result = try await proxy.withRunning { _ in
-                var client = ReplayClientConfiguration(
-                    server: "127.0.0.1", userID: "@timelimit1", sideChannelPort: sideChannel, sideChannelTLS: false,
-                    analyzerPort: analyzer, analyzerTLS: false, confirmation: false)
-                client.addressDiscovery = .never
-                client.timing.firstPollDelay = .milliseconds(50)
-                client.timing.replayDeadline = Self.deadline
-                return try await ReplayClient(configuration: client).runInterleaved(test, rounds: 8) { event in
-                    if case .replayFinished(_, let role, let outcome) = event {
-                        let replay = Replay(
-                            role: role, reachedDeadline: outcome.reachedDeadline, duration: outcome.duration,
-                            bytesReceived: outcome.bytesReceived)
-                        outcomes.withLock { $0.append(replay) }
-                    }
-                }
-            }
-            return (result, outcomes.withLock { $0 }, test.original.bytesDown)
+        let run = try await InterleavedThroughProxy.run(
+            app: "molotovtv", pattern: "mlflux", shaping: .init(rateBitsPerSecond: Self.throttleBitsPerSecond),
+            userID: "@timelimit1", rounds: 8
+        ) { client in
+            client.timing.replayDeadline = Self.deadline
         }
+        return (run.result, run.replays, run.originalBytes)
     }
 
     @Test("each original replay stops at the limit; both verdicts judge the covered part, and the result says so")
