@@ -279,7 +279,7 @@ public struct ReplayClient: Sendable {
                     key: key.replay(role.rawValue),
                     replayName: role == .original ? result.replayName : result.controlReplayName,
                     samples: outcome.samples.droppingLastSample(), receivedAt: result.startedAt,
-                    clientDurationSeconds: outcome.duration.inSeconds))
+                    clientDurationSeconds: outcome.duration.inSeconds, reachedTimeLimit: outcome.reachedDeadline))
         }
         let record = TestRecord(
             key: key,

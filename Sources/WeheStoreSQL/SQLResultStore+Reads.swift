@@ -106,7 +106,8 @@ extension SQLResultStore {
         var replays: [Int64: [ReplayRecord]] = [:]
         for row in try await database.raw(
             """
-            SELECT test_id, test_index, replay_name, received_at, samples, client_duration FROM wehe_replays
+            SELECT test_id, test_index, replay_name, received_at, samples, client_duration, reached_time_limit
+            FROM wehe_replays
             WHERE test_id IN (\(binds: ids)) ORDER BY test_id, test_index
             """
         ).all() {
@@ -118,7 +119,8 @@ extension SQLResultStore {
                     replayName: try row.decode(column: "replay_name", as: String.self),
                     samples: try samples(row, column: "samples", test: key),
                     receivedAt: try row.date("received_at"),
-                    clientDurationSeconds: try row.optional("client_duration")
+                    clientDurationSeconds: try row.optional("client_duration"),
+                    reachedTimeLimit: try (row.optional("reached_time_limit") as Int?).map { $0 != 0 }
                 )
             )
         }

@@ -29,13 +29,15 @@ extension SQLResultStore {
     }
 
     static let replayColumns = """
-        test_id, test_index, replay_name, received_at, sample_count, mean_mbps, samples, client_duration
+        test_id, test_index, replay_name, received_at, sample_count, mean_mbps, samples, client_duration, \
+        reached_time_limit
         """
 
     static func replayValues(testID: Int64, _ replay: ReplayRecord) -> [SQLValue] {
         [
             testID, replay.key.testID, replay.replayName, replay.receivedAt.storeMicroseconds, replay.samples.count,
             replay.samples.meanMbps, SampleCodec.encode(replay.samples), replay.clientDurationSeconds,
+            replay.reachedTimeLimit.map { $0 ? 1 : 0 },
         ]
     }
 

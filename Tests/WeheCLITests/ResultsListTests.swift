@@ -93,4 +93,36 @@ struct ResultsListTests {
         #expect(text.contains("sensitive verdict (10 rounds): differentiation (throttled)"), "\(show.stdout)")
         #expect(text.contains("8 of 16 replays reached the time limit; each is judged on the part it covered"))
     }
+
+    @Test("results show says which replay the time limit stopped, in text and in --json (issue 18 item 4)")
+    func showPrintsStoredTimeLimit() async throws {
+        let data = TestResources.temporaryDirectory("wehe-list")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        #expect(Self.settings(data))
+        var record = DashboardCommandTests.record(count: 1)
+        record.replays[0].reachedTimeLimit = true
+        record.replays[0].clientDurationSeconds = 45.02
+        record.replays[1].reachedTimeLimit = false
+        var unknown = DashboardCommandTests.record(count: 2)
+        unknown.replays[0].reachedTimeLimit = nil
+        try await DashboardCommandTests.seed(data + "/history.sqlite", [record, unknown])
+
+        let show = try CommandRunner.run("wehe", ["results", "show", "1", "--data-dir", data])
+        #expect(show.status == 0, "\(show.stderr)")
+        let text = show.stdout.replacingOccurrences(of: "\n    ", with: " ")
+        #expect(
+            text.contains(
+                "time limit: the original replay was stopped after 45 s; the verdicts judge the part it covered"),
+            "\(show.stdout)")
+
+        let json = try CommandRunner.run("wehe", ["results", "show", "1", "--data-dir", data, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["replaysCutShort"] as? [String] == ["original"])
+        let replays = try #require(object["replays"] as? [[String: Any]])
+        #expect(replays.map { $0["reachedTimeLimit"] as? Bool } == [true, false])
+
+        let other = try CommandRunner.run("wehe", ["results", "show", "2", "--data-dir", data])
+        #expect(other.status == 0, "\(other.stderr)")
+        #expect(!other.stdout.contains("time limit"), "\(other.stdout)")
+    }
 }

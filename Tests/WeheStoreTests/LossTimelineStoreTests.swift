@@ -112,6 +112,7 @@ struct LossTimelineStoreTests {
                     "DROP TRIGGER wehe_daily_counts_delete", "DROP TABLE wehe_daily_counts",
                     "DROP INDEX wehe_localizations_requested", "DROP TABLE wehe_dpi_searches",
                     "DROP TABLE wehe_dpi_results", "ALTER TABLE wehe_tests DROP COLUMN sensitive",
+                    "ALTER TABLE wehe_replays DROP COLUMN reached_time_limit",
                 ],
                 downgrade: { statements in try await SQLiteFailureTests.raw(path, statements) })
         }
@@ -134,6 +135,7 @@ struct LossTimelineStoreTests {
                     "DROP TABLE wehe_daily_counts", "DROP INDEX wehe_localizations_requested",
                     "DROP TABLE wehe_dpi_searches",
                     "DROP TABLE wehe_dpi_results", "ALTER TABLE wehe_tests DROP COLUMN sensitive",
+                    "ALTER TABLE wehe_replays DROP COLUMN reached_time_limit",
                 ],
                 downgrade: { statements in
                     for statement in statements { try await StoreHarness.adminSQL(url, statement) }

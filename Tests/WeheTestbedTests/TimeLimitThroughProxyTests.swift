@@ -27,16 +27,18 @@ struct TimeLimitThroughProxyTests {
 
     typealias Replay = InterleavedThroughProxy.Replay
 
-    /// Runs the interleaved rounds through the proxy; returns the result, every replay's outcome in order and the
-    /// original's bytes.
-    private func runRounds() async throws -> (TestResult, [Replay], Int) {
+    /// Runs the interleaved rounds through the proxy; returns the result, every replay's outcome in order, the
+    /// original's bytes and the client's history.
+    private func runRounds() async throws -> (TestResult, [Replay], Int, InMemoryResultStore) {
+        let history = InMemoryResultStore(anonymization: .default)
         let run = try await InterleavedThroughProxy.run(
             app: "molotovtv", pattern: "mlflux", shaping: .init(rateBitsPerSecond: Self.throttleBitsPerSecond),
             userID: "@timelimit1", rounds: 8
         ) { client in
             client.timing.replayDeadline = Self.deadline
+            client.store = history
         }
-        return (run.result, run.replays, run.originalBytes)
+        return (run.result, run.replays, run.originalBytes, history)
     }
 
     @Test("each original replay stops at the limit; both verdicts judge the covered part, and the result says so")
@@ -57,7 +59,7 @@ struct TimeLimitThroughProxyTests {
             if slowest >= 5 * Double(Self.throttleBitsPerSecond) / 1e6 || attempt == 3 { break }
             run = try await runRounds()
         }
-        let (result, outcomes, originalBytes) = run
+        let (result, outcomes, originalBytes, history) = run
         #expect(outcomes.count == 16)
         let originals = outcomes.filter { $0.role == .original }
         #expect(originals.count == 8)
@@ -77,6 +79,13 @@ struct TimeLimitThroughProxyTests {
         let note = try #require(result.timeLimitNote)
         #expect(note.hasPrefix("the original replay reached the time limit after "), "\(note)")
         #expect(note.hasSuffix(": the verdicts judge the part it covered") || note.contains("the part they covered"))
+        // The client's history keeps it, so `wehe results show` and the dashboard can say so later.
+        let stored = try #require(
+            try await history.test(TestKey(userID: result.userID, historyCount: result.historyCount)))
+        #expect(stored.replay(0)?.reachedTimeLimit == true)
+        #expect(stored.replay(1)?.reachedTimeLimit == (result.control?.reachedDeadline ?? false))
+        let storedNote = try #require(stored.timeLimitNote)
+        #expect(storedNote.hasPrefix("time limit: the original replay was stopped after "), "\(storedNote)")
 
         // The sensitive verdict: each round's original mean is the covered part's throughput (bytes received over
         // the covered time), not the full trace's bytes over anything longer.

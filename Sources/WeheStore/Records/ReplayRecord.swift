@@ -13,6 +13,10 @@ package struct ReplayRecord: Sendable, Hashable, Codable {
     package var receivedAt: Date
     /// Duration of the sending phase as reported by the client (`DONE;<seconds>`), if known.
     package var clientDurationSeconds: Double?
+    /// Whether the client stopped this replay at the time limit (45/40/30 s) before it finished, so the samples
+    /// cover only part of the trace (issue 18 item 4). `nil` when not known: the server cannot tell (the published
+    /// protocol's `DONE` does not say), and rows written before schema version 6 do not record it.
+    package var reachedTimeLimit: Bool?
 
     /// Creates a replay record.
     package init(
@@ -20,12 +24,14 @@ package struct ReplayRecord: Sendable, Hashable, Codable {
         replayName: String,
         samples: ThroughputSeries,
         receivedAt: Date,
-        clientDurationSeconds: Double? = nil
+        clientDurationSeconds: Double? = nil,
+        reachedTimeLimit: Bool? = nil
     ) {
         self.key = key
         self.replayName = replayName
         self.samples = samples
         self.receivedAt = receivedAt
         self.clientDurationSeconds = clientDurationSeconds
+        self.reachedTimeLimit = reachedTimeLimit
     }
 }

@@ -32,4 +32,21 @@ package struct TestRecord: Sendable, Hashable, Codable {
 
     /// The analysis of the normal test (testID 1 against 0), if stored.
     package var mainAnalysis: AnalysisRecord? { analyses.first { $0.comparedTestID == 1 } }
+
+    /// "time limit: the original replay was stopped after 45 s; the verdicts judge the part it covered" when the
+    /// client stopped a replay of this test at the time limit (issue 18 item 4); `nil` when none was or it is not
+    /// known.
+    package var timeLimitNote: String? {
+        let parts = replays.filter { $0.reachedTimeLimit == true }.map { replay in
+            var part = "the \(replay.key.testID == 0 ? "original" : "control") replay was stopped"
+            if let seconds = replay.clientDurationSeconds, seconds.isFinite {
+                let tenths = (seconds * 10).rounded() / 10
+                part += " after \(tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)) s"
+            }
+            return part
+        }
+        guard !parts.isEmpty else { return nil }
+        let it = parts.count == 1 ? "it" : "they"
+        return "time limit: " + parts.joined(separator: "; ") + "; the verdicts judge the part \(it) covered"
+    }
 }

@@ -31,7 +31,15 @@ enum SchemaMigrations {
         Migration(version: 3, name: "daily counts summary", statements: dailyCounts),
         Migration(version: 4, name: "DPI searches", statements: dpiSearches),
         Migration(version: 5, name: "sensitive verdicts", statements: sensitiveVerdicts),
+        Migration(version: 6, name: "replays stopped by the time limit", statements: replayTimeLimits),
     ]
+
+    /// Version 6: whether the client stopped a replay at the time limit (issue 18 item 4), 1 or 0 in a nullable
+    /// column of the replay. NULL means not known: existing rows, and every row the server writes (the published
+    /// protocol does not tell it).
+    private static func replayTimeLimits(_ flavor: SQLFlavor) -> [String] {
+        ["ALTER TABLE wehe_replays ADD COLUMN reached_time_limit BIGINT"]
+    }
 
     /// Version 5: the sensitive verdict of an interleaved test (issue 18), as the JSON of `SensitiveSummary` in a
     /// nullable column of the test (infinite interval bounds written "inf"/"-inf"). Existing rows stay NULL.

@@ -134,6 +134,7 @@ package struct Strings: Sendable {
         "stat_client": "Client version",
         "stat_note": "Note",
         "stat_change": "Change during the test",
+        "stat_time_limit": "Time limit",
         "stat_change_stops":
             "throttled for the first {mb} MB ({s} s): {throttled}; the rest: {other} (p-value {p}, {rounds} rounds)",
         "stat_change_starts":
@@ -376,6 +377,7 @@ package struct Strings: Sendable {
         "stat_client": "Version du client",
         "stat_note": "Remarque",
         "stat_change": "Changement pendant le test",
+        "stat_time_limit": "Limite de temps",
         "stat_change_stops":
             "bridé pendant les {mb} premiers Mo ({s} s) : {throttled} ; la suite : {other} (valeur p {p}, {rounds} tours)",
         "stat_change_starts":

@@ -171,6 +171,10 @@ extension Dashboard {
             ]
             if let note = summary.note { stats.append(StatRow(label: strings["stat_note"], value: note)) }
         }
+        if let note = record.timeLimitNote {
+            // A replay the client stopped at the time limit (issue 18 item 4; the note is English only for now).
+            stats.append(StatRow(label: strings["stat_time_limit"], value: note))
+        }
         if let sensitive = record.sensitive {
             // The sensitive verdict of an interleaved test (issue 18), beside the published numbers above (English
             // only for now).

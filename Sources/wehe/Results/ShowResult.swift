@@ -50,11 +50,20 @@ struct ShowResult: AsyncParsableCommand {
                         ("replay", .string(replay.replayName)),
                         ("mbps", .array(replay.samples.mbps.map { .number($0, text: JSONText.compactNumber($0)) })),
                         ("times", .array(replay.samples.times.map { .number($0, text: JSONText.compactNumber($0)) })),
+                        ("reachedTimeLimit", replay.reachedTimeLimit.map(JSONValue.bool) ?? .null),
                     ])
                 }
                 let sensitive = record.sensitive.map(ResultOutput.sensitiveMembers) ?? []
+                // As in `wehe run --json`: the replays the time limit stopped (issue 18 item 4).
+                let cutShort = record.replays.filter { $0.reachedTimeLimit == true }.map {
+                    JSONValue.string($0.key.testID == 0 ? "original" : "control")
+                }
                 print(
-                    JSONValue.object(records.fields(overview) + sensitive + [("replays", .array(series))]).serialized())
+                    JSONValue.object(
+                        records.fields(overview) + sensitive + [
+                            ("replaysCutShort", .array(cutShort)), ("replays", .array(series)),
+                        ]
+                    ).serialized())
                 return
             }
             let label = strings.showLabels
@@ -79,6 +88,7 @@ struct ShowResult: AsyncParsableCommand {
                         + "(\(summary.thresholds.ruleSet))")
                 if let note = summary.note { print(Terminal.wrap("  \(label.note): \(note)", indent: "    ")) }
             }
+            if let note = record.timeLimitNote { print(Terminal.wrap("  \(note)", indent: "    ")) }
             if let sensitive = record.sensitive {
                 // The sensitive verdict of an interleaved test (issue 18), beside the published one above.
                 var line = "  sensitive verdict (\(sensitive.rounds) rounds): \(sensitive.verdict.rawValue)"
@@ -115,4 +125,5 @@ struct ShowResult: AsyncParsableCommand {
             throw CLIError(code: .storeFailed, error.description).exit()
         }
     }
+
 }
