@@ -50,6 +50,16 @@
 #   DIRS="rc rs"     shaped middlebox interfaces: rc = towards the client (download), rs = towards the server
 #   DELAYED_BYTES=0  delayed throttling: a matched connection is throttled only after it carried this many bytes
 #                    in the shaped direction (conntrack byte counter), like "first N MB at full speed" offers
+#   FIRST_MS=0       time-limited throttling: a flow is throttled only during its first FIRST_MS milliseconds, then
+#                    runs at full speed ("the first N seconds of a video are slowed")
+#   AFTER_MS=0       the reverse: a flow runs at full speed for AFTER_MS milliseconds, then is throttled. The clock
+#                    of a flow starts at its first packet the classifier sends to class 1:20 (with MODE=dpi: the
+#                    packet carrying PATTERN, usually the TLS ClientHello). No kernel time match is needed: an nft
+#                    table (tbtime, priority mangle + 1, after the iptables rules) puts each flow's conntrack id into
+#                    a set "seen" (1 h) and a set "first" whose element times out after N ms, and sends the flow's
+#                    packets back out of class 1:20 (meta priority 0: default class or unshaped) while it is
+#                    not in "first" (FIRST_MS) or while it is (AFTER_MS). TCP and UDP alike (any conntrack flow);
+#                    one of the two at a time; not with SCOPE=flow
 #   LOSS_PM=0        random loss towards the client, per mille of packets (nft numgen; every flow)
 #   DELAY_MS=0       extra one-way delay towards the client (the kernel has no netem: a userspace NFQUEUE
 #                    program, scripts/nfq_delay.py, holds each packet)
@@ -80,6 +90,8 @@ POLICE_BURST=${POLICE_BURST:-32000}
 POLICE_QUEUE=${POLICE_QUEUE:-1514}
 DIRS=${DIRS:-rc rs}
 DELAYED_BYTES=${DELAYED_BYTES:-0}
+FIRST_MS=${FIRST_MS:-0}
+AFTER_MS=${AFTER_MS:-0}
 LOSS_PM=${LOSS_PM:-0}
 DELAY_MS=${DELAY_MS:-0}
 TOPO=${TOPO:-line}
@@ -367,6 +379,26 @@ classifier() {
     esac
 }
 
+# FIRST_MS / AFTER_MS: runs after the iptables mangle chains (priority -150), which have set the packet's class
+# (skb priority 1:20); the first such packet of a flow starts its clock. `add` does not refresh an element that is
+# already in a set, and "seen" keeps a flow from starting a second clock when its "first" element has timed out.
+time_window() {
+    local ms=$FIRST_MS outside='ct id != @first'
+    [ "$FIRST_MS" != 0 ] || [ "$AFTER_MS" != 0 ] || return 0
+    [ "$AFTER_MS" = 0 ] || ms=$AFTER_MS outside='ct id @first'
+    in_x nft -f - <<EOF
+table inet tbtime {
+    set seen { typeof ct id; flags dynamic, timeout; timeout 1h; size 65536; }
+    set first { typeof ct id; flags dynamic, timeout; size 65536; }
+    chain out {
+        type filter hook postrouting priority mangle + 1;
+        meta priority 1:20 ct id != @seen counter add @seen { ct id } add @first { ct id timeout ${ms}ms }
+        meta priority 1:20 $outside counter meta priority set 0
+    }
+}
+EOF
+}
+
 impairments() {
     if [ "$LOSS_PM" != 0 ]; then
         in_r nft add table inet tbloss
@@ -396,6 +428,9 @@ up() {
     [[ $RATE_KBIT =~ ^[0-9]+$ && $RATE_KBIT -gt 0 ]] || fail "RATE_KBIT must be a positive integer"
     [[ $LINK_KBIT =~ ^[0-9]+$ ]] || fail "LINK_KBIT must be a non-negative integer"
     [[ $DELAYED_BYTES =~ ^[0-9]+$ ]] || fail "DELAYED_BYTES must be a non-negative integer"
+    [[ $FIRST_MS =~ ^[0-9]+$ && $AFTER_MS =~ ^[0-9]+$ ]] || fail "FIRST_MS and AFTER_MS must be non-negative integers"
+    [ "$FIRST_MS" = 0 ] || [ "$AFTER_MS" = 0 ] || fail "FIRST_MS and AFTER_MS exclude each other"
+    [ "$FIRST_MS$AFTER_MS" = 00 ] || [ "$SCOPE" = aggregate ] || fail "FIRST_MS/AFTER_MS need SCOPE=aggregate"
     [[ $LOSS_PM =~ ^[0-9]+$ && $LOSS_PM -lt 1000 ]] || fail "LOSS_PM must be an integer in 0..999"
     [[ $DELAY_MS =~ ^[0-9]+$ ]] || fail "DELAY_MS must be a non-negative integer"
     [[ $INSPECT =~ ^[0-9]+$ && $INSPECT -gt 0 ]] || fail "INSPECT must be a positive integer"
@@ -410,16 +445,18 @@ up() {
     if [ "$TOPO" = y ]; then topology_y; else topology; fi
     if [ "$MODE" != none ] || [ "$LINK_KBIT" != 0 ]; then shaper; fi
     classifier
+    time_window
     if [ "$TOPO" = y ] && [ "$PLACE" = ab ]; then
         # One identical throttler on each branch: both servers see throttling, none of it in the access network.
         SHAPE_NS=$B SHAPE_DEVS=br
         if [ "$MODE" != none ] || [ "$LINK_KBIT" != 0 ]; then shaper; fi
         classifier
+        time_window
         SHAPE_NS=$A SHAPE_DEVS=ar
     fi
     impairments
     [ "$TOPO" = line ] || say "up: Y topology, throttler placed on $PLACE ($SHAPE_NS: $SHAPE_DEVS), scope $SCOPE"
-    say "up: MODE=$MODE rate=${RATE_KBIT}kbit link=${LINK_KBIT}kbit delayed=${DELAYED_BYTES}B loss=${LOSS_PM}‰ delay=${DELAY_MS}ms prefix=$TB"
+    say "up: MODE=$MODE rate=${RATE_KBIT}kbit link=${LINK_KBIT}kbit delayed=${DELAYED_BYTES}B first=${FIRST_MS}ms after=${AFTER_MS}ms loss=${LOSS_PM}‰ delay=${DELAY_MS}ms prefix=$TB"
 }
 
 status() {
