@@ -26,6 +26,10 @@
 #   first1mb      only the first 1 MB of each app connection at 10 Mbit/s, then full speed  truth: differentiation
 #   first3mb      only the first 3 MB at 50 % of the need, then full speed                   truth: differentiation
 #   after3mb      full speed for 3 MB, then 70 % of the need                                 truth: differentiation
+#   first<N>ms    each app flow throttled to 50 % of the need during its first N ms (clock from the packet the
+#                 DPI matched; testbed.sh FIRST_MS), then full speed; e.g. first300ms   truth: differentiation
+#   after<N>ms    full speed for the first N ms of each app flow, then 70 % of the need (AFTER_MS); e.g. after300ms
+#                                                                                             truth: differentiation
 #   rtt50 rtt150  50 / 150 ms more round-trip time, ± 10 / 30 ms jitter (FIFO), nothing throttled   truth: none
 #   crossconst crossonoff crossheavy  cross traffic from the server side to the client on the shared access link:
 #                 one flow paced at 30 Mbit/s; one full-speed flow 1.5 s on / 1.5 s off; 4 full-speed flows  truth: none
@@ -56,7 +60,7 @@ DELAYED_BYTES=${DELAYED_BYTES:-1500000}
 DELAY_MS=${DELAY_MS:-0}
 CONDITIONS=${CONDITIONS:-none app1.5 app4 app10 port porttest delayed loss1}
 SENSITIVE_CONDITIONS="cap70 cap80 crossonoff none cap60 cap75 cap90 police50 police70 police85 first1mb first3mb after3mb
-    rtt50 rtt150 crossconst crossheavy loss1 loss2"
+    first300ms after300ms rtt50 rtt150 crossconst crossheavy loss1 loss2"
 [ "$CONDITIONS" != sensitive ] || CONDITIONS=$SENSITIVE_CONDITIONS
 ROUNDS=${ROUNDS:-1}
 NEED_KBIT=${NEED_KBIT:-89000}
@@ -91,6 +95,12 @@ spec() {
         first1mb) echo "MODE=dpi RATE_KBIT=10000|$APP|positive|10000|first:1000000" ;;
         first3mb) echo "MODE=dpi RATE_KBIT=$(need_rate 0.5)|$APP|positive|$(need_rate 0.5)|first:3000000" ;;
         after3mb) echo "MODE=dpi RATE_KBIT=$(need_rate 0.7) DELAYED_BYTES=3000000|$APP|positive|$(need_rate 0.7)|" ;;
+        first*ms | after*ms)
+            local ms=${1#first} fraction=0.5 knob=FIRST_MS
+            [ "$ms" != "$1" ] || ms=${1#after} fraction=0.7 knob=AFTER_MS
+            ms=${ms%ms}
+            [[ $ms =~ ^[0-9]+$ && $ms -gt 0 ]] || return 1
+            echo "MODE=dpi RATE_KBIT=$(need_rate $fraction) $knob=$ms|$APP|positive|$(need_rate $fraction)|" ;;
         rtt50) echo "MODE=none DELAY_MS=50 JITTER_MS=10|$APP|negative|0|" ;;
         rtt150) echo "MODE=none DELAY_MS=150 JITTER_MS=30|$APP|negative|0|" ;;
         crossconst) echo "MODE=none|$APP|negative|0|cross:--pattern constant --rate-mbit 30" ;;
