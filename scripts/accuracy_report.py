@@ -25,8 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference_verdict import analyse  # noqa: E402
 
 ORDER = ["none", "app1.5", "app4", "app10", "port", "porttest", "delayed", "loss1", "cap60", "cap70", "cap75", "cap80",
-         "cap90", "police50", "police70", "police85", "first1mb", "first3mb", "after3mb", "rtt50", "rtt150",
-         "crossconst", "crossonoff", "crossheavy", "loss2"]
+         "cap90", "police50", "police70", "police85", "first1mb", "first3mb", "after3mb", "first300ms", "after300ms",
+         "rtt50", "rtt150", "crossconst", "crossonoff", "crossheavy", "loss2"]
 SHORT = {"differentiation": "diff", "no-differentiation": "none", "inconclusive": "inc", "blocked": "blocked"}
 
 
@@ -226,6 +226,18 @@ def sensitive_table(records, markdown, rule=False):
 CHANGE_TRUTH = {"first1mb": ("stops", 1.0), "first3mb": ("stops", 3.0), "after3mb": ("starts", 3.0)}
 
 
+def change_truth(name):
+    """CHANGE_TRUTH, plus the time-limited conditions first<N>ms / after<N>ms (kind, None: a time, not bytes, and
+    the time as text)."""
+    if name in CHANGE_TRUTH:
+        kind, megabytes = CHANGE_TRUTH[name]
+        return kind, megabytes, f"{megabytes:g} MB"
+    for prefix, kind in (("first", "stops"), ("after", "starts")):
+        if name.startswith(prefix) and name.endswith("ms") and name[len(prefix):-2].isdigit():
+            return kind, None, f"{int(name[len(prefix):-2]) / 1000:g} s"
+    return None
+
+
 def raw_jump(record, kind):
     """Independent of the Swift code: the MB of the published round's original replay where its raw samples change
     level (5 samples in a row above 75 % of the control's median rate when the throttle stops, below 85 % when it
@@ -272,7 +284,7 @@ def change_table(records, markdown):
     for name in names:
         group = groups[name]
         changes = [r["changePoint"] for r in group]
-        truth = CHANGE_TRUTH.get(name)
+        truth = change_truth(name)
         found = [c for c in changes if c["found"]]
         right = [c for c in found if truth and c["kind"] == truth[0]]
         slot = totals["expected" if truth else "none"]
@@ -282,12 +294,12 @@ def change_table(records, markdown):
         other = [(c["after"] if c["kind"] == "stops" else c["before"])["slowdown"] for c in found]
         positions = [c["changeMegabytes"] for c in found]
         rows.append([
-            name, f"{truth[0]} at {truth[1]:g} MB" if truth else "no change", str(len(changes)),
+            name, f"{truth[0]} at {truth[2]}" if truth else "no change", str(len(changes)),
             str(statistics.median(c["rounds"] for c in changes)), f"{len(found)}/{len(changes)}",
             f"{len(right)}/{len(changes)}" if truth else "-",
             f"{sum(1 for c in changes if c['pValue'] <= c['alpha'])}/{len(changes)}",
             median([c["pValue"] for c in changes], 4),
-            f"{median(positions)} ({quartiles(positions)})", f"{truth[1]:g}" if truth else "-",
+            f"{median(positions)} ({quartiles(positions)})", f"{truth[1]:g}" if truth and truth[1] else "-",
             median([j for j in (raw_jump(r, truth[0]) for r in group) if j is not None]) if truth else "-",
             median([c["changeSeconds"] for c in found]),
             f"{median([100 * x for x in throttled], 0)} %" if found else "-",
