@@ -87,6 +87,10 @@ package final class ReplayServer: Service, Sendable {
             ports: entry.ports)
     }
 
+    /// The merge-point probe log of the running server (`nil` before it runs): what `getMeasurements`
+    /// `mergePointProbes` and `localize` read.
+    var mergePointProbes: MergePointProbeLog? { live.withLock { $0?.context.mergePointProbes } }
+
     /// Runs the server until cancelled or shut down gracefully.
     /// - Throws: `ReplayServerError` when the replays cannot be loaded or a listener cannot be bound.
     package func run() async throws {

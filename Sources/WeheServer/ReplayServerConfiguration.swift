@@ -165,6 +165,9 @@ package struct ReplayServerConfiguration: Sendable {
     /// How often the `TCP_INFO` counters of a TCP replay connection are read for its loss timeline; `nil` keeps
     /// no loss timelines.
     package var lossSamplingPeriod: Duration? = .milliseconds(10)
+    /// Probes each original TCP replay for WeHeY's blind spot (`MergePointProber`, issue 18 item 6); `nil` (the
+    /// default) sends no probes.
+    package var mergePointProbe: MergePointProbeSettings?
     /// Where results go.
     package var store: any ResultStore
     /// Prometheus registry served at `/metrics`; `nil` disables the endpoint.
@@ -213,6 +216,7 @@ package struct ReplayServerConfiguration: Sendable {
         if let period = lossSamplingPeriod, period < .milliseconds(1) || period > .seconds(1) {
             throw ReplayServerError(.invalidConfiguration, "loss sampling period \(period) is outside 1 ms…1 s")
         }
+        if let mergePointProbe { _ = try mergePointProbe.validated() }
         guard peerTimeout > .zero else {
             throw ReplayServerError(.invalidConfiguration, "the peer timeout must be positive")
         }

@@ -190,6 +190,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Milliseconds between TCP_INFO readings of a replay connection (default 10, 0 = off).")
     var lossSamplingMs: Int?
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Probe every original TCP replay for WeHeY's blind spot (a per-flow throttler on the shared segment; "
+                + "Docs/server.md): in-flow copies and UDP probes to the replay's client, one pair per 1.05 s. Linux, "
+                + "CAP_NET_RAW; needs --merge-point-ttl. Off by default."
+        ))
+    var mergePointProbe = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Hops from this server to the merge point of its localization pair (the first router the two servers' "
+                + "traceroutes to the client share), for --merge-point-probe."
+        ))
+    var mergePointTTL: Int?
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -322,6 +339,20 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let milliseconds = lossSamplingMs ?? file.lossSamplingMs {
             configuration.lossSamplingPeriod = milliseconds == 0 ? nil : .milliseconds(milliseconds)
+        }
+        if mergePointProbe {
+            guard let ttl = mergePointTTL, (1...64).contains(ttl) else {
+                throw ValidationError(
+                    "--merge-point-probe needs --merge-point-ttl N (1…64): the merge point's hop count")
+            }
+            do {
+                try MergePointProber.checkPrivileges()
+            } catch {
+                throw ValidationError(error.message)
+            }
+            configuration.mergePointProbe = MergePointProbeSettings(mergeTTL: ttl)
+        } else if mergePointTTL != nil {
+            throw ValidationError("--merge-point-ttl is used only with --merge-point-probe")
         }
         configuration.metricsRegistry = registry
         if let path = archive ?? file.archive ?? ProcessInfo.processInfo.environment["WEHE_ARCHIVE"], !path.isEmpty {

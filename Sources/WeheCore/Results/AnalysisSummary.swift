@@ -108,6 +108,8 @@ public struct LocalizationSummary: Sendable, Hashable, Codable {
     public var verdict: LocalizationVerdict
     /// Why the verdict is inconclusive, if so.
     public var note: String?
+    /// The merge-point queue signal beside the published verdict (our extension; `nil` when not measured).
+    public var mergePointQueue: MergePointQueueSummary?
 
     /// Creates a localization summary.
     public init(
@@ -120,8 +122,10 @@ public struct LocalizationSummary: Sendable, Hashable, Codable {
         correlationPValues: [Double],
         averageLoss: [Double],
         verdict: LocalizationVerdict,
-        note: String? = nil
+        note: String? = nil,
+        mergePointQueue: MergePointQueueSummary? = nil
     ) {
+        self.mergePointQueue = mergePointQueue
         self.mwuStatistic = mwuStatistic
         self.mwuPValue = mwuPValue
         self.simultaneousMeansMbps = simultaneousMeansMbps

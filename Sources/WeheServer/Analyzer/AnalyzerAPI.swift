@@ -316,6 +316,10 @@ struct AnalyzerAPI: Sendable {
                     "wehe.reason": "\(notes.joined(separator: "; "))",
                 ])
         }
+        if context.configuration.mergePointProbe != nil {
+            summary.mergePointQueue = await mergePointQueue(
+                userID: userID, historyCounts: [h1, h2], servers: servers)
+        }
         let run = LocalizationRun(
             userID: userID,
             historyCounts: [h1, h2],
@@ -332,6 +336,83 @@ struct AnalyzerAPI: Sendable {
                 userID: userID, historyCounts: [h1, h2], singleHistoryCount: singleCount,
                 simultaneous: input.simultaneous.map { [$0.0, $0.1] }, single: singleSamples, summary: summary))
         return Answer(status: 200, body: #"{"success": true}"#)
+    }
+
+    /// The merge-point queue signal (issue 18 item 6; only with `--merge-point-probe`): each simultaneous
+    /// replay's probe delays, ours from memory and the other's from its server (`mergePointProbes`), through
+    /// `MergePointQueueTest`. The client asks `localize` only after both servers' replays showed differentiation (the
+    /// published gate), so the verdict is taken with the gate passed, as the published localization's.
+    private func mergePointQueue(
+        userID: String, historyCounts: [Int], servers: [String]
+    ) async -> MergePointQueueSummary {
+        var notes: [String] = []
+        var branches: [MergePointQueueTest.Branch?] = []
+        for (historyCount, server) in zip(historyCounts, servers) {
+            let key = ReplayKey(userID: userID, historyCount: historyCount, testID: 0)
+            var record = context.mergePointProbes.record(key)
+            if record == nil, !server.isEmpty, context.fleetPeers.contains(FleetAuthenticator.hostName(server)) {
+                switch await context.peerMeasurements.mergePointProbes(
+                    host: server, userID: userID, historyCount: historyCount)
+                {
+                case .success(let answer): record = answer
+                case .failure(let error): notes.append(error.message)
+                }
+            }
+            guard let record else {
+                notes.append("no merge-point probes of historyCount \(historyCount)")
+                branches.append(nil)
+                continue
+            }
+            if let note = record.note { notes.append("historyCount \(historyCount): \(note)") }
+            do {
+                branches.append(
+                    try MergePointQueueTest.branch(
+                        flowToMergePoint: record.flowToMergePoint, baselineToMergePoint: record.baselineToMergePoint,
+                        flowToClient: record.flowToClient, baselineToClient: record.baselineToClient))
+            } catch {
+                notes.append("historyCount \(historyCount): \(error.message)")
+                branches.append(nil)
+            }
+        }
+        let verdict = MergePointQueueTest.verdict(
+            bothDifferentiated: true, first: branches[0], second: branches[1])
+        return MergePointQueueSummary(
+            first: branches[0].map(Self.summary), second: branches[1].map(Self.summary), verdict: verdict,
+            note: notes.isEmpty ? nil : notes.joined(separator: "; "))
+    }
+
+    private static func summary(_ branch: MergePointQueueTest.Branch) -> MergePointQueueSummary.Branch {
+        func comparison(_ value: MergePointQueueTest.Comparison) -> MergePointQueueSummary.Comparison {
+            .init(pValue: value.pValue, extraDelay: value.extraDelay, significant: value.significant)
+        }
+        return .init(
+            mergePoint: comparison(branch.mergePoint), path: branch.path.map(comparison),
+            flowProbes: branch.flowProbes, flowUnanswered: branch.flowUnanswered)
+    }
+
+    /// `merge_point_queue` of `localizeResult` (our extension, outside `localization_tests`).
+    static func mergePointQueueJSON(_ summary: MergePointQueueSummary) -> JSONValue {
+        func comparison(_ value: MergePointQueueSummary.Comparison?) -> JSONValue {
+            guard let value else { return .null }
+            return .object([
+                ("pValue", number(value.pValue)), ("extraDelay", number(value.extraDelay)),
+                ("significant", .bool(value.significant)),
+            ])
+        }
+        func branch(_ value: MergePointQueueSummary.Branch?) -> JSONValue {
+            guard let value else { return .null }
+            return .object([
+                ("mergePoint", comparison(value.mergePoint)), ("path", comparison(value.path)),
+                ("flowProbes", .number(Double(value.flowProbes), text: String(value.flowProbes))),
+                ("flowUnanswered", .number(Double(value.flowUnanswered), text: String(value.flowUnanswered))),
+            ])
+        }
+        var members: [(String, JSONValue)] = [
+            ("verdict", .string(summary.verdict.rawValue)),
+            ("branches", .array([branch(summary.first), branch(summary.second)])),
+        ]
+        if let note = summary.note { members.append(("note", .string(note))) }
+        return .object(members)
     }
 
     private func localizeResult(_ parameters: [String: String]) async throws -> Answer {
@@ -379,17 +460,21 @@ struct AnalyzerAPI: Sendable {
         }
         response.insert(("localization_tests", .array(tests)), at: 3)
         if let note = summary.note { response.append(("note", .string(note))) }
+        if let queue = summary.mergePointQueue {
+            response.append(("merge_point_queue", Self.mergePointQueueJSON(queue)))
+        }
         return Answer(status: 200, body: Self.object([("success", .bool(true)), ("response", .object(response))]))
     }
 
     /// `getMeasurements` (protocol.md 12 step 6), for fleet members only: `clientXputs` (the client's throughput
-    /// samples), `minRttAndDuration` and `lossRatios` (the server's loss timeline; README "WeHeY measurements").
+    /// samples), `minRttAndDuration` and `lossRatios` (the server's loss timeline; README "WeHeY measurements"), and
+    /// our extension `mergePointProbes` (the replay's merge-point probe delays, `--merge-point-probe`).
     private func measurements(_ parameters: [String: String], caller: Caller) async throws -> Answer {
         let userID = try Self.userID(parameters)
         let historyCount = try Self.integer(parameters, "historyCount")
         let testID = try Self.integer(parameters, "testID")
         guard let type = parameters["measurementType"] else { throw ParameterError.missing("measurementType") }
-        guard ["clientXputs", "minRttAndDuration", "lossRatios"].contains(type) else {
+        guard ["clientXputs", "minRttAndDuration", "lossRatios", "mergePointProbes"].contains(type) else {
             return failure("unknown measurement type \(type)")
         }
         if case .anonymous(let reason) = caller {
@@ -421,6 +506,13 @@ struct AnalyzerAPI: Sendable {
                 ("readings", .number(Double(loss.samples.count), text: String(loss.samples.count))),
                 ("source", .string(loss.source.rawValue)),
             ])
+            resultType = "dict"
+        case "mergePointProbes":
+            guard let probes = context.mergePointProbes.record(replayKey) else {
+                return failure(
+                    "No merge-point probes for this replay (the server probes only with --merge-point-probe)")
+            }
+            result = Self.mergePointProbes(probes)
             resultType = "dict"
         default:
             guard let loss = try await store.loss(replayKey) else { return noLossTimeline }
@@ -457,6 +549,20 @@ struct AnalyzerAPI: Sendable {
                 ),
             ])
         )
+    }
+
+    /// A replay's merge-point probe delays as `getMeasurements` answers them: seconds, `null` for no answer.
+    static func mergePointProbes(_ record: MergePointProbeRecord) -> JSONValue {
+        func delays(_ values: [Double?]) -> JSONValue { .array(values.map { $0.map(number) ?? .null }) }
+        var members: [(String, JSONValue)] = [
+            ("mergeTTL", .number(Double(record.mergeTTL), text: String(record.mergeTTL))),
+            ("flowToMergePoint", delays(record.flowToMergePoint)),
+            ("baselineToMergePoint", delays(record.baselineToMergePoint)),
+            ("flowToClient", delays(record.flowToClient)),
+            ("baselineToClient", delays(record.baselineToClient)),
+        ]
+        if let note = record.note { members.append(("note", .string(note))) }
+        return .object(members)
     }
 
     private var noLossTimeline: Answer {

@@ -85,6 +85,52 @@ struct PeerMeasurements: Sendable {
         }
     }
 
+    /// The merge-point probe delays of the original replay `userID/historyCount` on `host` (our extension
+    /// `mergePointProbes`).
+    func mergePointProbes(host: String, userID: String, historyCount: Int) async
+        -> Result<MergePointProbeRecord, ReplayServerError>
+    {
+        let result = await measurement(
+            host: host, type: "mergePointProbes", userID: userID, historyCount: historyCount, kwargs: "{}")
+        return result.flatMap { value in
+            guard let record = Self.mergePointProbes(value) else {
+                return .failure(ReplayServerError(.peer, "\(host): mergePointProbes answer is malformed"))
+            }
+            return .success(record)
+        }
+    }
+
+    /// Reads a `mergePointProbes` result: four lists of at most `maximumProbes` delays (seconds, finite, ≥ 0, or
+    /// `null` for no answer) and the TTL.
+    static func mergePointProbes(_ value: JSONValue) -> MergePointProbeRecord? {
+        let maximumProbes = 1_000
+        guard let ttlValue = value["mergeTTL"], let ttl = number(ttlValue), let mergeTTL = Int(exactly: ttl) else {
+            return nil
+        }
+        func delays(_ name: String) -> [Double?]? {
+            guard case .array(let items)? = value[name], items.count <= maximumProbes else { return nil }
+            var result: [Double?] = []
+            for item in items {
+                if item == .null {
+                    result.append(nil)
+                } else if let delay = number(item), delay >= 0 {
+                    result.append(delay)
+                } else {
+                    return nil
+                }
+            }
+            return result
+        }
+        guard let flow = delays("flowToMergePoint"), let base = delays("baselineToMergePoint"),
+            let flowPath = delays("flowToClient"), let basePath = delays("baselineToClient")
+        else { return nil }
+        var note: String?
+        if case .string(let text)? = value["note"] { note = String(text.prefix(200)) }
+        return MergePointProbeRecord(
+            mergeTTL: mergeTTL, flowToMergePoint: flow, baselineToMergePoint: base, flowToClient: flowPath,
+            baselineToClient: basePath, note: note)
+    }
+
     /// One `getMeasurements` request; the `result` of a successful answer.
     private func measurement(
         host: String, type: String, userID: String, historyCount: Int, kwargs: String

@@ -37,6 +37,7 @@ struct TCPReplayHandler {
         // start.
         let sampler = context.configuration.lossSamplingPeriod.map { TCPInfoSampler(channel: nioChannel, period: $0) }
         var session: Session?
+        var prober: MergePointProber?
         do {
             try await channel.executeThenClose { inbound, outbound in
                 var iterator = inbound.makeAsyncIterator()
@@ -71,6 +72,15 @@ struct TCPReplayHandler {
                 }
                 logger[metadataKey: "wehe.test"] = "\(claimed.key)"
                 logger[metadataKey: "wehe.replay.name"] = "\(claimed.replay.name)"
+                // WeHeY's blind spot (opt-in): probe the original replays, among them a localization's simultaneous
+                // ones, towards this connection's client only.
+                if let settings = context.configuration.mergePointProbe, claimed.declaration.testID == 0 {
+                    let (started, note) = MergePointProber.start(
+                        server: local, serverPort: nioChannel.localAddress?.port ?? 0, client: peer,
+                        clientPort: nioChannel.remoteAddress?.port ?? 0, settings: settings)
+                    prober = started
+                    if let note { logger.notice("merge-point probe not started", metadata: ["wehe.reason": "\(note)"]) }
+                }
                 let timing = try await replay(
                     claimed, first: first.readableBytes, arrival: arrival, iterator: &iterator, outbound: outbound)
                 report(timing, session: claimed, logger: logger)
@@ -79,6 +89,16 @@ struct TCPReplayHandler {
                 // everything); the lifetime timer bounds the wait.
                 while try await iterator.next() != nil {}
                 if let sampler { await saveLoss(sampler, session: claimed, logger: logger) }
+                if let running = prober {
+                    let record = await running.finish()
+                    context.mergePointProbes.save(record, for: claimed.key)
+                    logger.info(
+                        "merge-point probes",
+                        metadata: [
+                            "wehe.probes": "\(record.flowToMergePoint.count)/\(record.baselineToMergePoint.count)",
+                            "wehe.note": "\(record.note ?? "")",
+                        ])
+                }
                 // The lateness record compares arrivals with the trace's schedule, which only timed replays follow
                 // (a port test sends everything at once: it would read as seconds of "lateness").
                 guard claimed.replay.timed else { return }
@@ -100,6 +120,7 @@ struct TCPReplayHandler {
                 metadata: ["wehe.reason": "\(reason)", "wehe.code": "\(code)", "wehe.session": "\(session?.id ?? 0)"]
             )
         }
+        prober?.stop()
     }
 
     private func replay(

@@ -20,6 +20,8 @@ final class ServerContext: Sendable {
     let peerMeasurements: PeerMeasurements
     /// UDP streams waiting for the client's report of the datagrams that arrived (their loss timelines).
     let udpSendLogs = UDPSendLogs()
+    /// Merge-point probe delays of recent replays (`--merge-point-probe`).
+    let mergePointProbes = MergePointProbeLog()
     /// `localize` requests per client address.
     let localizeLimiter: RateLimiter
     /// Session-log rows for refused or failed declarations, per client network.
