@@ -156,6 +156,14 @@ missing() {
     fi
     if ! ip netns exec "$probe" nft add table inet probe 2>/dev/null; then
         echo "kernel lacks nftables (CONFIG_NF_TABLES)"; problems=1
+    elif [ "$FIRST_MS$AFTER_MS" != 00 ] && ! ip netns exec "$probe" nft -f - 2>/dev/null <<'EOF'
+table inet probe {
+    set s { typeof ct id; flags dynamic, timeout; }
+    chain c { type filter hook postrouting priority mangle + 1; meta priority 1:20 add @s { ct id timeout 300ms } meta priority set 0; }
+}
+EOF
+    then
+        echo "nft cannot keep conntrack ids in a dynamic set with element timeouts (FIRST_MS/AFTER_MS)"; problems=1
     fi
     ip netns del "$probe" 2>/dev/null || true
     [ "$problems" = 0 ]
