@@ -32,7 +32,8 @@ wait_server() {
     done
 }
 
-# ybed PLACE SCOPE MODE: the Y bed with the throttler on PLACE (shared, a, b) and both servers running.
+# ybed PLACE SCOPE MODE: the Y bed with the throttler on PLACE (shared, a, b) and both servers running; SERVER_EXTRA
+# adds options to both servers (e.g. "--merge-point-probe --merge-point-ttl 2").
 ybed() {
     local ns
     env TOPO=y PLACE="$1" SCOPE="$2" MODE="$3" PATTERN="$PATTERN" RATE_KBIT="$RATE_KBIT" LINK_KBIT="$LINK_KBIT" \
@@ -42,8 +43,8 @@ ybed() {
         "$SCRIPTS/testbed.sh" exec "$ns" "$BIN/wehe-server" serve --replays "$REPLAYS" --data "$WORK/server-$ns" \
             --bind "::" --tls-cert "$WORK/certs/server.crt" --tls-key "$WORK/certs/server.key" \
             --peer-ca "$WORK/certs/ca.crt" --localization-pair "$SERVER1,$SERVER2,testbed access network" \
-            --fleet-secret-file "$WORK/fleet.secret" \
-            --log-level warning >>"$WORK/server-$ns.log" 2>&1 &
+            --fleet-secret-file "$WORK/fleet.secret" ${SERVER_EXTRA:-} \
+            --log-level "${SERVER_LOG_LEVEL:-warning}" >>"$WORK/server-$ns.log" 2>&1 &
     done
     wait_server s && wait_server t
 }

@@ -23,6 +23,8 @@
 #   none              nothing throttled                                                   -> no-evidence
 # Settings: R=10 APP=deezer PATTERN=dzcdn RATE_KBIT=4000 LINK_KBIT=100000 DELAY_MS=20 BIN=.build/debug
 #           REPLAYS=../shared/replays TB=yc OUTDIR=<dir, kept> NOPROBE=1 (no probes: the product alone);
+#           SWIFT_PROBE=1: the product's prober instead of the Python one (both servers run with
+#           --merge-point-probe --merge-point-ttl 2; the verdict is localization.json's mergePointQueue);
 #           the testbed's own settings pass through (e.g. QLIMIT=4500: a throttler queue of three frames)
 set -euo pipefail
 
@@ -46,6 +48,11 @@ LOG_PREFIX=wehey-blindspot
 PLACEMENTS=("$@")
 [ ${#PLACEMENTS[@]} -gt 0 ] || PLACEMENTS=(shared-flow both-branches branch none)
 [[ $R =~ ^[0-9]+$ && $R -gt 0 ]] || { echo "R must be a positive integer" >&2; exit 2; }
+
+if [ "${SWIFT_PROBE:-}" = 1 ]; then
+    export SERVER_EXTRA="--merge-point-probe --merge-point-ttl 2"
+    NOPROBE=1
+fi
 
 WORK=$(mktemp -d /tmp/wehey-blindspot.XXXXXX)
 OUTDIR=${OUTDIR:-$WORK/data}
@@ -95,6 +102,8 @@ for placement in "${PLACEMENTS[@]}"; do
         for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
         echo "$result" >"$dir/localization.json"
         echo "$(cat "$WORK/last-status") $(cat "$WORK/last-seconds")" >"$dir/status"
-        log "$placement $run/$R: $(field "$result" localization) (exit $(cat "$WORK/last-status"), $(cat "$WORK/last-seconds") s)"
+        log "$placement $run/$R: $(field "$result" localization) merge-point $(python3 -c 'import json, sys
+v = json.loads(sys.argv[1]).get("mergePointQueue") if sys.argv[1] else None
+print(v["verdict"] if v else "-")' "$result") (exit $(cat "$WORK/last-status"), $(cat "$WORK/last-seconds") s)"
     done
 done

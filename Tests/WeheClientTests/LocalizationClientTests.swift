@@ -269,6 +269,39 @@ struct LocalizationClientTests {
         #expect(result.summary?.mwuStatistic == 3900)
     }
 
+    @Test("merge_point_queue (our extension) is read beside the published tests, which decide the verdict alone")
+    func mergePointQueue() async throws {
+        let branch =
+            #"{"mergePoint":{"pValue":0.42,"extraDelay":0.0001,"significant":false},"#
+            + #""path":{"pValue":0.00003,"extraDelay":0.031,"significant":true},"flowProbes":14,"flowUnanswered":1}"#
+        var behaviour = PairHarness.differentiating()
+        behaviour.localization = .raw(
+            #"{"success":true,"response":{"userID":"@ABC123XYZ ","historyCounts":[8,9],"testID":"0","#
+                + #""pairsum_vs_single_xput":{"mwuVal":3900.0,"mwuPVal":0.2},"#
+                + #""loss_correlation":{"intervalSizes":[0.1],"corrPValues":[0.5]},"#
+                + #""merge_point_queue":{"verdict":"access-network","branches":[\#(branch),\#(branch)]}}}"#)
+        let result = try await PairHarness.run(first: behaviour) { one, _, test in
+            try await PairHarness.client(one).localize(test, after: PairHarness.single)
+        }
+        // The published rules: the throughput sum is not similar and the losses do not correlate.
+        #expect(result.verdict == .noEvidence)
+        let queue = try #require(result.summary?.mergePointQueue)
+        #expect(queue.verdict == .accessNetwork)
+        #expect(queue.first?.path?.extraDelay == 0.031 && queue.second?.flowUnanswered == 1)
+        #expect(queue.first?.mergePoint.significant == false)
+
+        // A malformed object (an unknown verdict) is dropped, not trusted.
+        var bad = PairHarness.differentiating()
+        bad.localization = .raw(
+            #"{"success":true,"response":{"userID":"@ABC123XYZ ","historyCounts":[8,9],"testID":"0","#
+                + #""pairsum_vs_single_xput":{"mwuVal":3900.0,"mwuPVal":0.2},"#
+                + #""merge_point_queue":{"verdict":"elsewhere","branches":[null,null]}}}"#)
+        let dropped = try await PairHarness.run(first: bad) { one, _, test in
+            try await PairHarness.client(one).localize(test, after: PairHarness.single)
+        }
+        #expect(dropped.summary != nil && dropped.summary?.mergePointQueue == nil)
+    }
+
     @Test("one replay of the pair fails (server 2 cuts the response): inconclusive, no localize request")
     func replayFails() async throws {
         var second = PairHarness.differentiating()

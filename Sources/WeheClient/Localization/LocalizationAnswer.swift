@@ -1,3 +1,4 @@
+import WeheCore
 import WeheWire
 
 /// Server 1's answer to `localizeResult` (protocol.md section 12 item 7), read leniently: numbers may come as JSON
@@ -34,6 +35,8 @@ struct LocalizationAnswer: Sendable, Hashable {
     var throughputSum: ThroughputSum?
     var lossCorrelation: LossCorrelation?
     var note: String?
+    /// Our extension `merge_point_queue` (servers with `--merge-point-probe`), when present and well formed.
+    var mergePointQueue: MergePointQueueSummary?
 
     /// Parses one answer body.
     /// - Throws: `ReplayClientError` `.analyzerFailed` when the body is not the expected JSON.
@@ -72,7 +75,40 @@ struct LocalizationAnswer: Sendable, Hashable {
                 pValues: list(test["corrPValues"]).filter { $0 >= 0 && $0 <= 1 },
                 averageLoss: list(test["simReplaysAvgLoss"]))
         }
+        if let queue = response["merge_point_queue"] { answer.mergePointQueue = mergePointQueue(queue) }
         return .ready(answer)
+    }
+
+    /// Reads `merge_point_queue`: a known verdict, two branches (each `null` or complete), an optional note.
+    static func mergePointQueue(_ value: JSONValue) -> MergePointQueueSummary? {
+        guard let verdictText = value["verdict"].flatMap(text),
+            let verdict = LocalizationVerdict(rawValue: verdictText),
+            case .array(let branches)? = value["branches"], branches.count == 2
+        else { return nil }
+        func comparison(_ value: JSONValue?) -> MergePointQueueSummary.Comparison? {
+            guard let value, let p = value["pValue"].flatMap(number), p >= 0, p <= 1,
+                let extra = value["extraDelay"].flatMap(number), case .bool(let significant)? = value["significant"]
+            else { return nil }
+            return .init(pValue: p, extraDelay: extra, significant: significant)
+        }
+        var parsed: [MergePointQueueSummary.Branch?] = []
+        for branch in branches {
+            guard branch != .null else {
+                parsed.append(nil)
+                continue
+            }
+            guard let mergePoint = comparison(branch["mergePoint"]),
+                let probes = branch["flowProbes"].flatMap(number),
+                let unanswered = branch["flowUnanswered"].flatMap(number),
+                let flowProbes = Int(exactly: probes), let flowUnanswered = Int(exactly: unanswered)
+            else { return nil }
+            parsed.append(
+                .init(
+                    mergePoint: mergePoint, path: comparison(branch["path"]), flowProbes: flowProbes,
+                    flowUnanswered: flowUnanswered))
+        }
+        return MergePointQueueSummary(
+            first: parsed[0], second: parsed[1], verdict: verdict, note: value["note"].flatMap(text))
     }
 
     private static func text(_ value: JSONValue) -> String? {

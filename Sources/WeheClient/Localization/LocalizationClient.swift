@@ -287,7 +287,8 @@ public struct LocalizationClient: Sendable {
             sumMeanMbps: answer.throughputSum?.sumMeanMbps, singleMeanMbps: answer.throughputSum?.singleMeanMbps,
             intervalSizes: answer.lossCorrelation?.intervalSizes ?? [],
             correlationPValues: answer.lossCorrelation?.pValues ?? [],
-            averageLoss: answer.lossCorrelation?.averageLoss ?? [], verdict: decision.verdict, note: note)
+            averageLoss: answer.lossCorrelation?.averageLoss ?? [], verdict: decision.verdict, note: note,
+            mergePointQueue: answer.mergePointQueue)
     }
 
     /// Runs `body` for server 0 and server 1 at the same time and returns both outcomes in server order.

@@ -76,7 +76,7 @@ package final class MergePointProber: Sendable {
     /// - Throws: `ReplayServerError` `.invalidConfiguration` saying what is missing.
     package static func checkPrivileges() throws(ReplayServerError) {
         #if os(Linux)
-            let packet = socket(AF_PACKET, Int32(SOCK_DGRAM.rawValue), Int32(Self.ethernetTypeIP.bigEndian))
+            let packet = socket(AF_PACKET, Int32(SOCK_DGRAM.rawValue), Int32(Self.ethernetTypeAll.bigEndian))
             let raw = socket(AF_INET, Int32(SOCK_RAW.rawValue), Int32(IPPROTO_RAW))
             let icmp = socket(AF_INET, Int32(SOCK_RAW.rawValue), Int32(IPPROTO_ICMP))
             let failed = [packet, raw, icmp].contains(where: { $0 < 0 })
@@ -206,7 +206,9 @@ package final class MergePointProber: Sendable {
         private enum Kind { case flow, base, flowPath, basePath }
 
         /// linux/if_ether.h, linux/if_packet.h, asm-generic/socket.h (not in the Glibc module).
-        private static let ethernetTypeIP: UInt16 = 0x0800
+        /// ETH_P_ALL: only packet sockets of this protocol see outgoing packets (the kernel hands them to
+        /// `ptype_all` handlers alone); the BPF filter keeps the connection's IPv4 TCP segments.
+        private static let ethernetTypeAll: UInt16 = 0x0003
         private static let packetHost: UInt8 = 0
         private static let packetOutgoing: UInt8 = 4
         private static let attachFilter: Int32 = 26
@@ -234,7 +236,7 @@ package final class MergePointProber: Sendable {
             var note: String?
             defer { end(note: note) }
             let snap: UInt32 = 1536
-            let packet = socket(AF_PACKET, Int32(SOCK_DGRAM.rawValue), Int32(Self.ethernetTypeIP.bigEndian))
+            let packet = socket(AF_PACKET, Int32(SOCK_DGRAM.rawValue), Int32(Self.ethernetTypeAll.bigEndian))
             let raw = socket(AF_INET, Int32(SOCK_RAW.rawValue), Int32(IPPROTO_RAW))
             let icmp = socket(AF_INET, Int32(SOCK_RAW.rawValue), Int32(IPPROTO_ICMP))
             let udpMerge = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
