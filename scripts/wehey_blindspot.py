@@ -311,15 +311,69 @@ def golden(data, cases):
         print(f" pathPValue: {pp!r}, pathExtra: {pextra!r}, queuesOnPath: {str(pq).lower()}),")
 
 
+def product(data):
+    """The product's verdicts (wehey-blindspot.sh SWIFT_PROBE=1): the published `localization` and the merge-point
+    signal `mergePointQueue.verdict` of each run's `wehe localize --json`. Without `mergePointQueue` the client
+    stopped at the gate (not both servers differentiated): the signal is "no-evidence (gate)", as the published one."""
+    print("placement run published merge-point | per branch: merge point extra ms (p), client extra ms (p), probes")
+    table = {}
+    for placement in sorted(os.listdir(data)):
+        pdir = os.path.join(data, placement)
+        if not os.path.isdir(pdir):
+            continue
+        for run in sorted(os.listdir(pdir), key=lambda r: int(r) if r.isdigit() else 0):
+            path = os.path.join(pdir, run, "localization.json")
+            if not os.path.exists(os.path.join(pdir, run, "status")) or not os.path.exists(path):
+                continue
+            text = open(path).read().strip()
+            result = json.loads(text) if text else {}
+            published = result.get("localization", "failed")
+            queue = result.get("mergePointQueue")
+            signal = queue["verdict"] if queue else ("no-evidence" if published == "no-evidence" else "absent")
+            gated = queue is None
+            detail = []
+            for b in (queue or {}).get("branches", []):
+                if not b:
+                    detail.append("not measured")
+                    continue
+                m, c = b["mergePoint"], b.get("path")
+                detail.append(f"{m['extraDelayMs']:+.2f} ({m['pValue']:.2g}), "
+                              + (f"{c['extraDelayMs']:+.1f} ({c['pValue']:.2g})" if c else "no answers")
+                              + f", {b['flowProbes']}/{b['flowUnanswered']} unanswered")
+            print(f"{placement:<22} {run:>2} {published:<14} {signal}{' (gate)' if gated else ''}"
+                  f" | {' | '.join(detail)}" + (f" | note {queue['note']}" if queue and queue.get("note") else ""))
+            table.setdefault(placement, []).append((published, signal, gated, queue))
+    print()
+    print("placement              expected        R  published right/wrong/inconcl  merge-point right/wrong/inconcl"
+          "  (gated)  client extra ms (median per run, min-max)  merge-point extra ms (min-max)")
+    for placement, runs in table.items():
+        exp = EXPECTED.get(placement, "?")
+
+        def count(index):
+            right = sum(1 for r in runs if r[index] == exp)
+            wrong = sum(1 for r in runs if r[index] in ("access-network", "no-evidence") and r[index] != exp)
+            return f"{right}/{wrong}/{len(runs) - right - wrong}"
+
+        client = [b["path"]["extraDelayMs"] for r in runs if r[3] for b in r[3]["branches"] if b and b.get("path")]
+        merge = [b["mergePoint"]["extraDelayMs"] for r in runs if r[3] for b in r[3]["branches"] if b]
+        span = (lambda v: f"{min(v):+.1f}…{max(v):+.1f}" if v else "-")
+        print(f"{placement:<22} {exp:<15} {len(runs):>2}  {count(0):>31}  {count(1):>31}  {sum(r[2] for r in runs):>7}"
+              f"  {span(client):>20}  {span(merge):>20}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("data")
     ap.add_argument("--csv")
     ap.add_argument("--golden", nargs="*", metavar="PLACEMENT/RUN/SERVER",
                     help="print reference values for the Swift tests (SciPy) instead of the table")
+    ap.add_argument("--product", action="store_true",
+                    help="runs of SWIFT_PROBE=1: the product's merge-point verdict from localization.json")
     args = ap.parse_args()
     if args.golden:
         return golden(args.data, args.golden)
+    if args.product:
+        return product(args.data)
     rows = []
     for placement in sorted(os.listdir(args.data)):
         pdir = os.path.join(args.data, placement)
