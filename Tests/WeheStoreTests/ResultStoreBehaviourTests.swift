@@ -361,6 +361,12 @@ struct ResultStoreBehaviourTests {
                 intervalSizes: [0.5, 1.0], correlationPValues: [0.01, .nan], averageLoss: [0.02, 0.03],
                 verdict: .accessNetwork
             )
+            // The merge-point signal (issue 18 item 6) travels in the same summary.
+            let branch = MergePointQueueSummary.Branch(
+                mergePoint: .init(pValue: 0.4, extraDelay: 0.0001, significant: false),
+                path: .init(pValue: 0.004, extraDelay: 0.03, significant: true), flowProbes: 8, flowUnanswered: 0)
+            run.summary?.mergePointQueue = MergePointQueueSummary(
+                first: branch, second: nil, verdict: .inconclusive, note: "no merge-point probes of historyCount 12")
             try await store.save(localization: run)
             let later = LocalizationRun(
                 userID: "@y", historyCounts: [13, 14], servers: ["a", "b"], replayName: "Netflix-05132024",
@@ -369,6 +375,7 @@ struct ResultStoreBehaviourTests {
             try await store.save(localization: later)
             let read = try #require(try await store.localization(userID: "@y", historyCounts: [11, 12]))
             #expect(read.summary?.verdict == .accessNetwork)
+            #expect(read.summary?.mergePointQueue == run.summary?.mergePointQueue)
             #expect(read.summary?.correlationPValues.first == 0.01)
             #expect(read.summary?.correlationPValues.last?.isNaN == true)
             #expect(read.singleHistoryCount == 10)
