@@ -3,13 +3,18 @@
 # ${TB}s behind branch a, server 2 in ${TB}t behind branch b), the real `wehe localize` client in ${TB}c, and a DPI
 # throttler (scripts/testbed.sh TOPO=y) placed on the shared access segment or on one branch. Root only.
 #
-#   scripts/e2e-localize.sh [case...]      cases: shared branch (default: both)
+#   scripts/e2e-localize.sh [case...]      cases: shared branch shared-flow (default: shared branch)
 #
 #   shared   throttler (aggregate, per-plan) on the access router, towards the client
 #            -> single test: differentiation; localization: "the throttling is in your access network"
 #   branch   throttler on branch a only (server 1's path)
 #            -> single test: differentiation; localization: anything but "access network" (the replay through
 #               branch b is not throttled, so the pair cannot both show differentiation)
+#   shared-flow  throttler on the access router with one class per flow (WeHeY's blind spot, issue 18 item 6), both
+#            servers with --merge-point-probe --merge-point-ttl 2 -> the merge-point signal (`mergePointQueue` of
+#            --json, our extension): "access network"; the published verdict is reported, not checked (it says
+#            "no evidence" in most runs: the blind spot). Not in the default list (CI): on the bed 28 of 30 such
+#            localizations said "access network", 2 inconclusive on a loaded machine (Docs/testbed.md); about 40 s.
 # Each case also checks the throttler's own counters, so a pass cannot come from a throttler that did nothing, and
 # the shared case checks that the loss-correlation test ran on both servers' TCP_INFO loss timelines (it needs a
 # minimum RTT of about 11 ms for its 10 ms sampling: DELAY_MS=20 adds 20 ms towards the client).
@@ -61,14 +66,16 @@ class_bytes() { # class_bytes PLACE: bytes sent in the throttled class of that p
 }
 
 run_case() {
-    local place result verdict reason started bytes
+    local place result verdict reason started bytes scope=aggregate
     started=$(date +%s)
+    SERVER_EXTRA=
     case "$1" in
         shared) place=shared ;;
         branch) place=a ;;
-        *) log "unknown case $1 (shared, branch)"; exit 2 ;;
+        shared-flow) place=shared scope=flow SERVER_EXTRA="--merge-point-probe --merge-point-ttl 2" ;;
+        *) log "unknown case $1 (shared, branch, shared-flow)"; exit 2 ;;
     esac
-    ybed "$place" aggregate dpi || { fail_case "$1" "the servers did not start"; return; }
+    ybed "$place" "$scope" dpi || { fail_case "$1" "the servers did not start"; return; }
     result=$(localize_run)
     verdict=$(field "$result" localization)
     reason=$(field "$result" reason)
@@ -79,6 +86,19 @@ vs single $(field "$result" singleMeanMbps)${reason:+, reason $reason}"
     if [ -z "$result" ]; then
         fail_case "$1" "no localization ran (exit $(cat "$WORK/last-status")); client log:"
         tail -5 "$WORK/client.log" >&2
+    elif [ "$1" = shared-flow ]; then
+        local merge
+        merge=$(python3 -c 'import json, sys
+v = json.loads(sys.argv[1]).get("mergePointQueue")
+print("absent" if not v else v["verdict"] + " (" + "; ".join(
+    "merge point %+.1f ms p %.2g, client %s" % (b["mergePoint"]["extraDelayMs"], b["mergePoint"]["pValue"],
+    "%+.1f ms p %.2g" % (b["path"]["extraDelayMs"], b["path"]["pValue"]) if b.get("path") else "no answers")
+    if b else "not measured" for b in v["branches"]) + ")")' "$result")
+        if [ "${merge%% *}" = access-network ]; then
+            log "PASS $1: merge-point signal $merge; published localization $verdict ($summary)"
+        else
+            fail_case "$1" "merge-point signal $merge, expected access-network (published $verdict; $summary)"
+        fi
     elif [ "$1" = shared ] && [ "$verdict" != access-network ]; then
         fail_case "$1" "localization $verdict, expected access-network ($summary)"
     elif [ "$1" = branch ] && [ "$verdict" = access-network ]; then
