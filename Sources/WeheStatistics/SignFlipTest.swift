@@ -61,6 +61,12 @@ public enum SignFlipTest {
 
     /// The `level` confidence interval for the shift, by bisection on `δ` between the smallest and the largest
     /// difference (100 halvings, or until the bracket stops shrinking).
+    ///
+    /// No shift below the smallest difference is kept when `1/2ⁿ` is at most the tail: there every `dᵢ − δ` is
+    /// positive and only the all-plus sign vector reaches the observed sum. So when the test keeps the smallest
+    /// difference, it is the lower bound (and the largest the upper bound); the bounds are open only when `n` is too
+    /// small for the level (`1/2ⁿ` above the tail). In exact terms the lower bound is the k-th smallest mean of the
+    /// 2ⁿ − 1 non-empty subsets of the differences, k = ⌊tail·2ⁿ − 1⌋ + 1 (the golden file is computed that way).
     /// - Throws: as `test`, and `.invalidArgument` for a level outside (0, 1).
     public static func confidenceInterval(_ differences: [Double], level: Double = 0.95) throws(StatisticsError)
         -> Interval
@@ -88,7 +94,9 @@ public enum SignFlipTest {
             return 1 / total <= tail
                 ? Interval(lower: low, upper: high) : Interval(lower: -.infinity, upper: .infinity)
         }
-        var lower = -Double.infinity
+        // Whether any bound can be finite at this level (see above).
+        let closable = 1 / total <= tail
+        var lower = closable ? low : -Double.infinity
         if !keeps(low, .greater) {
             var rejected = low
             var kept = high
@@ -99,7 +107,7 @@ public enum SignFlipTest {
             }
             lower = kept
         }
-        var upper = Double.infinity
+        var upper = closable ? high : Double.infinity
         if !keeps(high, .less) {
             var kept = low
             var rejected = high
