@@ -338,6 +338,17 @@ struct MergePointProbeTests {
                 return
             }
             #expect(note.contains("No merge-point probes for this replay"))
+            // A replay too short for any probe: not measured, and the note says so.
+            let short = "@wehey0205"
+            try await LocalizationFleetTests.seedSharedPolicer(first, second, user: short)
+            try #require(first.server.mergePointProbes).save(
+                Self.sharedFlowProbes(), for: ReplayKey(userID: short, historyCount: 6, testID: 0))
+            try #require(second.server.mergePointProbes).save(
+                MergePointProbeRecord(mergeTTL: 2), for: ReplayKey(userID: short, historyCount: 7, testID: 0))
+            let empty = try #require(try await Self.localize(port, user: short)["merge_point_queue"])
+            #expect(empty["verdict"] == .string("inconclusive"))
+            #expect(
+                empty["note"] == .string("historyCount 7: too few probes (0 in-flow, 0 baseline to the merge point)"))
             // The published verdict is the shared policer's, whatever the probes say.
             let run = try #require(try await first.store.localization(userID: other, historyCounts: [6, 7]))
             #expect(run.summary?.verdict == .accessNetwork)

@@ -365,10 +365,16 @@ struct AnalyzerAPI: Sendable {
             }
             if let note = record.note { notes.append("historyCount \(historyCount): \(note)") }
             do {
-                branches.append(
-                    try MergePointQueueTest.branch(
-                        flowToMergePoint: record.flowToMergePoint, baselineToMergePoint: record.baselineToMergePoint,
-                        flowToClient: record.flowToClient, baselineToClient: record.baselineToClient))
+                let branch = try MergePointQueueTest.branch(
+                    flowToMergePoint: record.flowToMergePoint, baselineToMergePoint: record.baselineToMergePoint,
+                    flowToClient: record.flowToClient, baselineToClient: record.baselineToClient)
+                if branch == nil {
+                    // An unthrottled replay may end before the first probe (one per 1.05 s).
+                    notes.append(
+                        "historyCount \(historyCount): too few probes (\(record.flowToMergePoint.count) in-flow, "
+                            + "\(record.baselineToMergePoint.count) baseline to the merge point)")
+                }
+                branches.append(branch)
             } catch {
                 notes.append("historyCount \(historyCount): \(error.message)")
                 branches.append(nil)
