@@ -30,6 +30,9 @@ final class FakeWeheServer: Sendable {
         var ksPValue = 0.5
         /// Forces `area_test` (otherwise computed from the means).
         var areaTest: Double?
+        /// Forces the original's and the control's mean throughput (otherwise the means of the uploaded samples,
+        /// whose order on loopback is noise).
+        var meansMbps: (original: Double, control: Double)?
         /// Our server's `insufficient_data` key in `singleResult` (too few measurements).
         var insufficientData: String?
         /// After the ID declaration and change spec, drop the side channel without a TLS close_notify instead of
@@ -449,8 +452,8 @@ final class FakeAnalyzerHandler: ChannelInboundHandler {
                 guard let originalSamples = uploads.last(where: { $0.declaration.testID == 0 })?.samples,
                     let controlSamples = uploads.last(where: { $0.declaration.testID == 1 })?.samples
                 else { return AnalyzerFailure(message: "No result found").body }
-                let original = originalSamples.meanMbps ?? 0
-                let control = controlSamples.meanMbps ?? 0
+                let original = server.behaviour.meansMbps?.original ?? originalSamples.meanMbps ?? 0
+                let control = server.behaviour.meansMbps?.control ?? controlSamples.meanMbps ?? 0
                 state.answered.insert(historyCount)
                 state.notReadyLeft = server.behaviour.notReadyAnswers
                 let larger = max(original, control)

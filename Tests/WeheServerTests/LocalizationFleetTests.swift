@@ -328,11 +328,11 @@ struct LocalizationFleetTests {
 
     @Test("a peer that is down leaves both tests without data: inconclusive, with the reason")
     func peerDown() async throws {
-        // A port that was free a moment ago: nothing listens on 127.0.0.2 there.
-        let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.2", port: 0).get()
-        let closedPort = try #require(probe.localAddress?.port)
-        try await probe.close()
+        // A port on 127.0.0.2 that refuses connections and stays reserved for the test (a closed listener's port
+        // was once handed to another test's TLS server in a full run).
+        let refusing = try RefusingPort(host: "127.0.0.2")
+        defer { withExtendedLifetime(refusing) {} }
+        let closedPort = refusing.port
         let fleet = try Self.fleet()
         let pairedWithDownPeer = Self.askingPeer(
             port: closedPort, ca: try Self.certificates().caCertificate, fleet: fleet)
