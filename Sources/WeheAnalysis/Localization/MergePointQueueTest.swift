@@ -77,47 +77,12 @@ public enum MergePointQueueTest {
         }
     }
 
-    /// One comparison of in-flow and out-of-flow delays.
-    public struct Comparison: Sendable, Hashable, Codable {
-        /// One-sided Mann-Whitney p-value ("in-flow delays are larger").
-        public var pValue: Double
-        /// Median in-flow delay minus median out-of-flow delay, seconds.
-        public var extraDelay: Double
-        /// Whether p < alpha and the extra delay reaches its threshold.
-        public var significant: Bool
+    /// One comparison of in-flow and out-of-flow delays (the stored and displayed type: p-value, extra delay in
+    /// seconds, and whether p < alpha with the extra delay at its threshold).
+    public typealias Comparison = MergePointQueueSummary.Comparison
 
-        /// Creates a comparison.
-        public init(pValue: Double, extraDelay: Double, significant: Bool) {
-            self.pValue = pValue
-            self.extraDelay = extraDelay
-            self.significant = significant
-        }
-    }
-
-    /// One branch's numbers.
-    public struct Branch: Sendable, Hashable, Codable {
-        /// To the merge point (unanswered in-flow probes at the timeout).
-        public var mergePoint: Comparison
-        /// To the client (answered probes only); `nil` when either list had no answer.
-        public var path: Comparison?
-        /// In-flow probes sent to the merge point.
-        public var flowProbes: Int
-        /// Of those, unanswered.
-        public var flowUnanswered: Int
-
-        /// Creates a branch result.
-        public init(mergePoint: Comparison, path: Comparison?, flowProbes: Int, flowUnanswered: Int) {
-            self.mergePoint = mergePoint
-            self.path = path
-            self.flowProbes = flowProbes
-            self.flowUnanswered = flowUnanswered
-        }
-
-        /// The throttled flow queues (or is dropped) before the merge point.
-        public var queuesBeforeMergePoint: Bool { mergePoint.significant }
-        /// The throttled flow meets a queue of its own somewhere on its path.
-        public var queuesOnPath: Bool { path?.significant ?? false }
-    }
+    /// One branch's numbers (the stored and displayed type).
+    public typealias Branch = MergePointQueueSummary.Branch
 
     /// Tests one branch.
     /// - Parameters:
@@ -202,4 +167,11 @@ public enum MergePointQueueTest {
         }
         return result
     }
+}
+
+extension MergePointQueueSummary.Branch {
+    /// The throttled flow queues (or is dropped) before the merge point.
+    public var queuesBeforeMergePoint: Bool { mergePoint.significant }
+    /// The throttled flow meets a queue of its own somewhere on its path.
+    public var queuesOnPath: Bool { path?.significant ?? false }
 }

@@ -383,17 +383,8 @@ struct AnalyzerAPI: Sendable {
         let verdict = MergePointQueueTest.verdict(
             bothDifferentiated: true, first: branches[0], second: branches[1])
         return MergePointQueueSummary(
-            first: branches[0].map(Self.summary), second: branches[1].map(Self.summary), verdict: verdict,
+            first: branches[0], second: branches[1], verdict: verdict,
             note: notes.isEmpty ? nil : notes.joined(separator: "; "))
-    }
-
-    private static func summary(_ branch: MergePointQueueTest.Branch) -> MergePointQueueSummary.Branch {
-        func comparison(_ value: MergePointQueueTest.Comparison) -> MergePointQueueSummary.Comparison {
-            .init(pValue: value.pValue, extraDelay: value.extraDelay, significant: value.significant)
-        }
-        return .init(
-            mergePoint: comparison(branch.mergePoint), path: branch.path.map(comparison),
-            flowProbes: branch.flowProbes, flowUnanswered: branch.flowUnanswered)
     }
 
     /// `merge_point_queue` of `localizeResult` (our extension, outside `localization_tests`).
