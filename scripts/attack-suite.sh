@@ -87,7 +87,46 @@ ALL_CASES="idle slow-headers trickle declarations fleet-replay rebinding fuzz"
 for file in scripts/attacks/cases/*.py; do
     [ -e "$file" ] && ALL_CASES="$ALL_CASES $(basename "$file" .py | tr _ -)"
 done
-for name in ${CASES:-$ALL_CASES}; do attack "$name"; done
+if [ -z "${SOAK_SECONDS:-}" ]; then
+    for name in ${CASES:-$ALL_CASES}; do attack "$name"; done
+else
+    # Soak: the cases again and again until SOAK_SECONDS have passed, with a real test between rounds, while the
+    # server's resident memory and open descriptors are sampled every SOAK_SAMPLE seconds into $SOAK_CSV.
+    SOAK_CSV=${SOAK_CSV:-soak-rss.csv}
+    echo "seconds,rss_kib,descriptors,round" >"$SOAK_CSV"
+    soak_start=$(date +%s)
+    round=0
+    (
+        while kill -0 "$SERVER_PID" 2>/dev/null; do
+            rss=$(awk '/^VmRSS/ {print $2}' "/proc/$SERVER_PID/status" 2>/dev/null || echo 0)
+            fds=$(find "/proc/$SERVER_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+            echo "$(($(date +%s) - soak_start)),$rss,$fds,$(cat "$WORK/soak-round" 2>/dev/null || echo 0)" >>"$SOAK_CSV"
+            sleep "${SOAK_SAMPLE:-30}"
+        done
+    ) &
+    SAMPLER_PID=$!
+    while [ $(($(date +%s) - soak_start)) -lt "$SOAK_SECONDS" ]; do
+        round=$((round + 1))
+        echo "$round" >"$WORK/soak-round"
+        echo "== soak round $round ($(($(date +%s) - soak_start)) s)"
+        for name in ${CASES:-$ALL_CASES}; do attack "$name"; done
+        real_test "soak round $round"
+    done
+    kill "$SAMPLER_PID" 2>/dev/null || true
+    python3 - "$SOAK_CSV" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if int(r["rss_kib"] or 0) > 0]
+rss = [int(r["rss_kib"]) / 1024 for r in rows]
+fds = [int(r["descriptors"]) for r in rows]
+if rows:
+    tenth = max(1, len(rows) // 6)
+    first, last = rss[:tenth], rss[-tenth:]
+    print("soak: %d samples over %s s, %s rounds" % (len(rows), rows[-1]["seconds"], rows[-1]["round"]))
+    print("soak: RSS MiB min %.1f, max %.1f, last %.1f; mean of the first sixth %.1f, of the last sixth %.1f"
+          % (min(rss), max(rss), rss[-1], sum(first) / len(first), sum(last) / len(last)))
+    print("soak: open descriptors max %d, last %d" % (max(fds), fds[-1]))
+PY
+fi
 echo "== server log: warnings and errors"
 grep -cE '(warning|error|critical)' "$WORK/server.log" | sed 's/^/  lines: /' || true
 if [ "$FAILURES" -gt 0 ]; then
