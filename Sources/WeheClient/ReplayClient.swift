@@ -284,7 +284,8 @@ public struct ReplayClient: Sendable {
         let record = TestRecord(
             key: key,
             metadata: TestMetadata(
-                replayName: result.replayName, startedAt: result.startedAt, clientVersion: configuration.clientVersion,
+                // The person's history records the program that measured (ours), not the protocol version declared.
+                replayName: result.replayName, startedAt: result.startedAt, clientVersion: WeheVersion.number,
                 serverName: configuration.server, extraString: configuration.extraString),
             replays: replays,
             analyses: [AnalysisRecord(test: key, summary: result.summary, analysedAt: Date())],

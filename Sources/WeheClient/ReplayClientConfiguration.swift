@@ -1,5 +1,6 @@
 public import Logging
 public import WeheAnalysis
+public import WeheCore
 package import WeheStore
 
 /// Everything a `ReplayClient` needs: where the server is, how to trust it, who the user is, how to decide.
@@ -59,7 +60,7 @@ public struct ReplayClientConfiguration: Sendable {
         analyzerPort: Int = 56566,
         analyzerTLS: Bool = true,
         extraString: String = "0",
-        clientVersion: String = "3.3",
+        clientVersion: String = WeheVersion.declaredClientVersion,
         verdictRules: VerdictRules = .android,
         confirmation: Bool = true,
         replayOrder: ReplayOrder = .random,

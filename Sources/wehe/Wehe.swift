@@ -9,7 +9,11 @@ struct Wehe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wehe",
         abstract: "Detect whether your network treats some apps' traffic differently (Wehe for Swift).",
-        discussion: CLIError.Code.table,
+        discussion: """
+            Start with `wehe demo`: a whole test against a server inside this program, no traffic leaves the \
+            computer. Then `wehe run <test>` tests your network (`wehe replays` lists the tests) and `wehe results` \
+            shows what your tests found.
+            """,
         version: "wehe \(WeheVersion.number)",
         subcommands: [
             RunCommand.self, ServersCommand.self, LocalizeCommand.self, DPICommand.self, DemoCommand.self,
@@ -26,6 +30,14 @@ struct Wehe: AsyncParsableCommand {
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level ?? .warning
             return handler
+        }
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let text = HelpTopics.answer(arguments) {
+            print(text)
+            return
+        }
+        if let error = HelpTopics.unknownCommand(arguments, root: Wehe.self) {
+            exit(withError: error.exit())
         }
         do {
             var command = try parseAsRoot()

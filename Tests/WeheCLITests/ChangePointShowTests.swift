@@ -4,7 +4,7 @@ import WeheCore
 import WeheStore
 import WeheTestKit
 
-/// `wehe results show` prints and exports the change in time within an interleaved test (issue 18 item 3), read back
+/// `wehe results show` prints and exports the change in time within an interleaved test, read back
 /// from the SQLite history (built binary).
 @Suite("wehe results show: change in time (built binary, seeded history)")
 struct ChangePointShowTests {

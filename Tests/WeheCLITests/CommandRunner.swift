@@ -15,6 +15,8 @@ struct CommandRunner {
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: TestResources.packageRoot)
         var env = ProcessInfo.processInfo.environment
+        // Messages are wrapped to COLUMNS when it is set: tests that read whole lines see them unwrapped.
+        env["COLUMNS"] = nil
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let out = Pipe()

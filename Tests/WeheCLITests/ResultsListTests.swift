@@ -4,7 +4,7 @@ import WeheCore
 import WeheStore
 import WeheTestKit
 
-/// `wehe results` (list) on a seeded history (built binary): the sensitive verdict of interleaved tests (issue 18)
+/// `wehe results` (list) on a seeded history (built binary): the sensitive verdict of interleaved tests
 /// in a column of its own, and in `--json`.
 @Suite("wehe results list: the sensitive verdict (built binary, seeded history)")
 struct ResultsListTests {
@@ -94,7 +94,7 @@ struct ResultsListTests {
         #expect(text.contains("8 of 16 replays reached the time limit; each is judged on the part it covered"))
     }
 
-    @Test("results show says which replay the time limit stopped, in text and in --json (issue 18 item 4)")
+    @Test("results show says which replay the time limit stopped, in text and in --json")
     func showPrintsStoredTimeLimit() async throws {
         let data = TestResources.temporaryDirectory("wehe-list")
         defer { try? FileManager.default.removeItem(atPath: data) }

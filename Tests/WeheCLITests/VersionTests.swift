@@ -1,7 +1,7 @@
 import Testing
 import WeheCore
 
-/// `wehe --version` and `wehe-server --version` (issues 13 and 16).
+/// `wehe --version` and `wehe-server --version`: one version number, `WeheVersion.number`.
 @Suite("Versions")
 struct VersionTests {
     @Test("both programs print their name and version and exit 0", arguments: ["wehe", "wehe-server"])

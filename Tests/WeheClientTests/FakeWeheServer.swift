@@ -24,6 +24,8 @@ final class FakeWeheServer: Sendable {
         var blockedPort: UInt16?
         /// `singleResult` answers "No result found" this many times first.
         var notReadyAnswers = 1
+        /// While this gate is closed, `singleResult` answers "No result found" (and the gate hears of each query).
+        var resultGate: ResultGate?
         /// The analyzer reports this user id instead of the caller's.
         var analyzerUserID: String?
         /// The KS p-value the analyzer reports.
@@ -444,6 +446,9 @@ final class FakeAnalyzerHandler: ChannelInboundHandler {
             return server.state.withLock { state -> String in
                 state.resultQueries += 1
                 if state.answered.contains(historyCount) { state.queriesAfterSuccess += 1 }
+                if let gate = server.behaviour.resultGate, gate.holds() {
+                    return AnalyzerFailure(message: "No result found").body
+                }
                 if state.notReadyLeft > 0 {
                     state.notReadyLeft -= 1
                     return AnalyzerFailure(message: "No result found").body

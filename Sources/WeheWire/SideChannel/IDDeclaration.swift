@@ -30,7 +30,7 @@ public struct IDDeclaration: Sendable, Hashable {
         historyCount: Int,
         endOfTest: Bool,
         realIP: String = "127.0.0.1",
-        clientVersion: String? = "3.3"
+        clientVersion: String? = WeheVersion.declaredClientVersion
     ) {
         self.userID = userID
         self.testID = testID

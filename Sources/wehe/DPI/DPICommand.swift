@@ -14,7 +14,7 @@ struct DPICommand: AsyncParsableCommand {
             bytes. The search halves such regions down to single bytes and prints the matching bytes (hex and \
             text) with their packet and offset. Each probe costs one replay of the original (its size is printed \
             first): a search usually needs 2·log2(L/4) + 2k probes for a k-byte keyword in an L-byte packet, so \
-            set --budget. \(CLIError.Code.table)
+            set --budget. \(CLIError.Code.pointer)
             """)
 
     @Argument(help: "The test id from the catalog (pandora, netflix …).")

@@ -40,8 +40,9 @@ struct DashboardCommand: AsyncParsableCommand {
 
     private func serve() async throws {
         let directory = DataDirectory.resolve(options.dataDirectory)
-        var settings = try directory.loadSettings()
-        let strings = Strings.select(options.language ?? settings.language)
+        let strings = Strings.select(try options.language ?? directory.loadSettings().language)
+        try directory.ensureUsable(strings)
+        var settings = try directory.settingsRecordingUserID()
         if options.acceptConsent {
             try Consent.ensure(&settings, accept: true, strings: strings, directory: directory)
         }

@@ -19,7 +19,7 @@ struct DemoCommand: AsyncParsableCommand {
             first bytes, as an ISP's DPI box would, and slows them down, so the verdict shows differentiation. A \
             cap only shows when it is well below the rate the trace needs on average (YouTube's trace needs about \
             0.4 Mbit/s, so youtube:1.5mbit changes its bursts but not its average); the demo warns when it is not. \
-            Demo results are not added to your history. \(CLIError.Code.table)
+            Demo results are not added to your history. \(CLIError.Code.pointer)
             """)
 
     @Option(name: .long, help: "Comma-separated test ids (default: the two shortest app tests).")

@@ -18,7 +18,7 @@ struct LocalizeCommand: AsyncParsableCommand {
             (no --server), the pair is an M-Lab site pair: each site is located and both servers' access envelopes \
             stay open until the localization ends (a site without a server exits 31, an envelope that does not \
             open 9, one that closes 33). \
-            \(CLIError.Code.table)
+            \(CLIError.Code.pointer)
             """)
 
     @Argument(help: "The test id from the catalog (youtube, netflix …).")

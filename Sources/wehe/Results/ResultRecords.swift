@@ -71,7 +71,7 @@ struct ResultRecords {
     }
 
     /// The table of `wehe results`: 80 columns for app names of up to 12 characters; when a listed test has a
-    /// sensitive verdict (interleaved, issue 18), one more column (SENS) shows it in a few characters.
+    /// sensitive verdict (interleaved rounds), one more column (SENS) shows it in a few characters.
     func table(_ rows: [TestOverview]) -> String {
         let showsSensitive = rows.contains { $0.sensitive != nil }
         let body = rows.map { row -> [String] in
@@ -177,7 +177,9 @@ struct ResultRecords {
         let app = app(row.metadata.replayName)
         let provider = row.metadata.provider
         let server = row.metadata.serverName ?? "?"
-        let version = row.metadata.clientVersion ?? "?"
+        // Our version as recorded with the test; older records held the protocol version declared on the side
+        // channel, which is not ours, so they name no version.
+        let version = row.metadata.clientVersion.flatMap { $0 == WeheVersion.declaredClientVersion ? nil : $0 }
         guard let summary = row.analysis else {
             return strings.summaryWithoutAnalysis(app: app, date: date, zone: zone, server: server)
         }

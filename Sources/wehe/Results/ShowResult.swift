@@ -54,7 +54,7 @@ struct ShowResult: AsyncParsableCommand {
                     ])
                 }
                 let sensitive = record.sensitive.map(ResultOutput.sensitiveMembers) ?? []
-                // As in `wehe run --json`: the replays the time limit stopped (issue 18 item 4).
+                // As in `wehe run --json`: the replays the time limit stopped (their verdicts judge only what they covered).
                 let cutShort = record.replays.filter { $0.reachedTimeLimit == true }.map {
                     JSONValue.string($0.key.testID == 0 ? "original" : "control")
                 }
@@ -90,14 +90,14 @@ struct ShowResult: AsyncParsableCommand {
             }
             if let note = record.timeLimitNote { print(Terminal.wrap("  \(note)", indent: "    ")) }
             if let sensitive = record.sensitive {
-                // The sensitive verdict of an interleaved test (issue 18), beside the published one above.
+                // The sensitive verdict of an interleaved test, beside the published one above.
                 var line = "  sensitive verdict (\(sensitive.rounds) rounds): \(sensitive.verdict.rawValue)"
                 if let direction = sensitive.direction { line += " (\(direction.rawValue))" }
                 line += ", \(sensitive.effectText), p \(JSONText.compactNumber(sensitive.pValue))"
-                // The note says, among others, how many replays the time limit stopped (issue 18 item 4).
+                // The note says, among others, how many replays the time limit stopped.
                 if let note = sensitive.note { line += "; \(note)" }
                 print(Terminal.wrap(line, indent: "    "))
-                // A throttle that starts or stops during the replay (issue 18 item 3).
+                // A throttle that starts or stops during the replay (the change in time of the interleaved rounds).
                 if let text = ResultOutput.changePointText(sensitive) {
                     print(Terminal.wrap("  \(text)", indent: "    "))
                 } else if let change = sensitive.changePoint {

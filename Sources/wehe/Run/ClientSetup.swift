@@ -22,8 +22,8 @@ struct ClientSetup: Sendable {
     /// `--mlab`, `--locate-url`, `--locate-ca`, `--site`, `--resolve`.
     var fleet = FleetOptions()
 
-    /// The client configuration for a test with `settings` (history counts come from, and are saved to, the
-    /// settings file of `directory`). The caller sets the result store.
+    /// The client configuration for a test with `settings` (history counts come from, and are recorded in, the
+    /// settings file of `directory`, which changes nothing else there). The caller sets the result store.
     /// - Throws: `CLIError` for an unreadable certificate or invalid thresholds.
     func configuration(settings: WeheSettings, directory: DataDirectory) throws -> ReplayClientConfiguration {
         ReplayClientConfiguration(
@@ -34,7 +34,7 @@ struct ClientSetup: Sendable {
                 rules: rules ?? settings.ruleSet, area: areaThreshold ?? settings.areaThreshold,
                 pValue: pValueThreshold ?? settings.ksPValueThreshold),
             confirmation: settings.confirmation && !noConfirmation,
-            historyCounter: SettingsHistoryCounter(directory: directory, settings: settings))
+            historyCounter: SettingsHistoryCounter(directory: directory))
     }
 }
 

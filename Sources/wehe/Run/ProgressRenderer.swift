@@ -119,18 +119,23 @@ final class ProgressRenderer: Sendable {
         }
     }
 
+    /// Redraws the live line; until a newline ends it, an error message first ends it (`Terminal.printError`).
     private func overwrite(_ text: String) {
+        Terminal.openLine.withLock { $0 = text.hasSuffix("\n") ? nil : descriptor }
         write("\r\u{1B}[2K" + text)
     }
 
-    /// Writes a line, word-wrapped to 80 columns (continuation lines indented two more than the line).
+    /// Writes a line, word-wrapped to 80 columns or the terminal's narrower width (continuation lines indented two
+    /// more than the line).
     private func emit(_ line: String) {
+        let width = min(80, Terminal.columns(descriptor) ?? 80)
         let indent = String(line.prefix(while: { $0 == " " }))
         let text =
-            line.count > 80
+            line.count > width
             ? indent
-                + Terminal.wrap(String(line.dropFirst(indent.count)), width: 80 - indent.count, indent: "  ")
+                + Terminal.wrap(String(line.dropFirst(indent.count)), width: width - indent.count, indent: "  ")
                 .replacingOccurrences(of: "\n", with: "\n" + indent) : line
+        Terminal.openLine.withLock { $0 = nil }
         write((live ? "\r\u{1B}[2K" : "") + text + "\n")
     }
 

@@ -30,7 +30,7 @@ enum ResultOutput {
         if let first = result.firstVerdict { members.append(("firstVerdict", .string(first.rawValue))) }
         members.append(("reason", result.summary.insufficientDataReason.map(JSONValue.string) ?? .null))
         members.append(("note", result.summary.note.map(JSONValue.string) ?? .null))
-        // Issue 18 item 4: replays stopped by the time limit, and what the verdicts then judged.
+        // Replays stopped by the time limit, and what the verdicts then judged (only the part they covered).
         members.append(
             (
                 "replaysCutShort",
@@ -41,7 +41,7 @@ enum ResultOutput {
         return JSONValue.object(members).serialized()
     }
 
-    /// The sensitive verdict's members (issue 18): `sensitiveVerdict` takes the values of `verdict`.
+    /// The sensitive verdict's members (interleaved tests): `sensitiveVerdict` takes the values of `verdict`.
     static func sensitiveMembers(_ sensitive: SensitiveSummary) -> [(String, JSONValue)] {
         func number(_ value: Double) -> JSONValue {
             value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
@@ -66,7 +66,7 @@ enum ResultOutput {
         ]
     }
 
-    /// The change in time within the test (issue 18 item 3): `found`, `kind` ("starts"/"stops"), `pValue`, `alpha`,
+    /// The change in time within the test (interleaved rounds): `found`, `kind` ("starts"/"stops"), `pValue`, `alpha`,
     /// `rounds`, `bins`, `changeMegabytes`, `changeSeconds`, `totalMegabytes`, `effect`, `note`, and `before` /
     /// `after` parts (`startMegabytes`, `endMegabytes`, `originalSeconds`, `verdict`, `direction`, `pValue`,
     /// `slowdown`, `slowdownLower`, `slowdownUpper`, `effect`).
@@ -97,7 +97,7 @@ enum ResultOutput {
         ])
     }
 
-    /// The line printed when a throttle starts or stops during the replay (issue 18 item 3); `nil` otherwise.
+    /// The line printed when a throttle starts or stops during the replay; `nil` otherwise.
     static func changePointText(_ sensitive: SensitiveSummary?) -> String? {
         guard let change = sensitive?.changePoint, change.found, let effect = change.effectText else { return nil }
         return "change in time (\(change.rounds) rounds): \(effect), p \(JSONText.compactNumber(change.pValue))"

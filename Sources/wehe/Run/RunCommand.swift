@@ -9,7 +9,10 @@ struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run differentiation tests (apps or ports) against a Wehe server.",
-        discussion: CLIError.Code.table)
+        discussion: """
+            `wehe replays` lists the tests; `wehe run --all` runs every one whose traces are present. \
+            \(CLIError.Code.pointer)
+            """)
 
     @Argument(help: "Test ids from the catalog (youtube, netflix, port853s …).")
     var tests: [String] = []
@@ -32,7 +35,9 @@ struct RunCommand: AsyncParsableCommand {
 
     @Flag(
         name: .long,
-        help: "Also run more rounds of both replays, each in coin-flipped order, for the sensitive verdict (issue 18).")
+        help: ArgumentHelp(
+            "Also run more rounds of both replays, each in coin-flipped order, for a verdict sensitive to smaller "
+                + "slowdowns."))
     var interleaved = false
 
     @Option(name: .long, help: "Rounds of the interleaved mode, the published test included (8-24, default 10).")
@@ -69,13 +74,16 @@ struct RunCommand: AsyncParsableCommand {
     ) async throws {
         let directory = DataDirectory.resolve(options.dataDirectory)
         do {
-            var settings = try directory.loadSettings()
-            let strings = Strings.select(options.language ?? settings.language)
-            try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
+            let strings = Strings.select(try options.language ?? directory.loadSettings().language)
+            // What the person typed is checked first (a mistyped test name gets its answer at once), then whether
+            // the data directory can record anything, and only then is consent asked.
             let replayDirectory = try replays.resolved()
             let library = ReplayLibrary(directory: replayDirectory)
             let catalog = try TestSelection.catalog(library)
             let selected = try TestSelection.load(ids(library, catalog), from: library, catalog: catalog)
+            try directory.ensureUsable(strings)
+            var settings = try directory.settingsRecordingUserID()
+            try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
             let lock = try TestLock.acquire(directory, strings: strings)
             defer { withExtendedLifetime(lock) {} }
             let setup = connection.setup(options)

@@ -10,7 +10,7 @@ struct ServersCommand: AsyncParsableCommand {
         discussion: """
             A test tries the servers in this order until one's access envelope opens. --site asks for one site; \
             `wehe settings set site <site>` keeps it. With --server <host> (not the published default) locate is \
-            not used and that server is listed alone. \(CLIError.Code.table)
+            not used and that server is listed alone. \(CLIError.Code.pointer)
             """)
 
     @OptionGroup var connection: ServerOptions

@@ -1,26 +1,16 @@
-import Foundation
-import Synchronization
-import WeheAnalysis
 import WeheClient
-import WeheCore
-import WeheWire
 
-/// Hands out history counts from the settings file, saving after each one (like the Java client's `info.txt`).
+/// Hands out history counts from the settings file (like the Java client's `info.txt`): each count is a
+/// read-modify-write of `lastHistoryCount` alone, so a setting changed while tests run (`wehe settings set`) stays
+/// as it was changed.
 final class SettingsHistoryCounter: HistoryCounter {
     private let directory: DataDirectory
-    private let settings: Mutex<WeheSettings>
 
-    init(directory: DataDirectory, settings: WeheSettings) {
+    init(directory: DataDirectory) {
         self.directory = directory
-        self.settings = Mutex(settings)
     }
 
     func next() async throws -> Int {
-        let updated = settings.withLock { settings -> WeheSettings in
-            settings.lastHistoryCount += 1
-            return settings
-        }
-        try directory.save(updated)
-        return updated.lastHistoryCount
+        try directory.update { $0.lastHistoryCount += 1 }.lastHistoryCount
     }
 }

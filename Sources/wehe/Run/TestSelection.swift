@@ -29,9 +29,12 @@ enum TestSelection {
     }
 
     /// Loads the named tests and their traces.
+    /// - Throws: `CLIError` `.usage` for a name the catalog does not know (with the closest ids and names), or the
+    ///   client's error for a missing or invalid trace.
     static func load(_ ids: [String], from library: ReplayLibrary, catalog: AppCatalog) throws -> [ReplayClient.Test] {
         var selected: [ReplayClient.Test] = []
         for id in ids {
+            guard catalog.entry(named: id) != nil else { throw unknownTest(id, catalog) }
             do {
                 selected.append(try ReplayClient.Test.load(id, from: library, catalog: catalog))
             } catch {
@@ -39,6 +42,21 @@ enum TestSelection {
             }
         }
         return selected
+    }
+
+    /// A test name the catalog does not know: a usage error, with the tests whose id or name is closest.
+    static func unknownTest(_ name: String, _ catalog: AppCatalog) -> CLIError {
+        let entries = catalog.entries
+        let candidates = entries.map(\.id) + entries.map(\.name)
+        var suggested: [CatalogEntry] = []
+        for match in Suggestions.closest(to: name, among: candidates, limit: 6) {
+            guard let entry = entries.first(where: { $0.id == match || $0.name == match }),
+                !suggested.contains(where: { $0.id == entry.id })
+            else { continue }
+            suggested.append(entry)
+        }
+        let names = suggested.prefix(3).map { $0.name.lowercased() == $0.id ? $0.id : "\($0.id) (\($0.name))" }
+        return CLIError(code: .usage, Strings.active.unknownTest(name, suggestions: names))
     }
 
     /// Whether both traces of a catalog test are present.

@@ -30,6 +30,11 @@ struct Strings: Sendable {
         return strings
     }
 
+    /// The language the command chose (`select`), else the locale's.
+    static var active: Strings {
+        Strings(language: current.withLock { $0 } ?? choose(nil).language)
+    }
+
     private static func choose(_ explicit: String?) -> Strings {
         if let explicit, let language = Language(rawValue: String(explicit.lowercased().prefix(2))) {
             return Strings(language: language)
@@ -347,8 +352,9 @@ struct Strings: Sendable {
     /// `results show --summary`: one paragraph a journalist can paste.
     func summaryParagraph(
         app: String, provider: String?, date: String, zone: String, server: String, summary: AnalysisSummary,
-        clientVersion: String
+        clientVersion: String?
     ) -> String {
+        let measured = clientVersion.map { " \($0)" } ?? ""
         let appSpeed = Terminal.format(summary.originalMeanMbps, decimals: 1, language: language)
         let control = Terminal.format(summary.controlMeanMbps, decimals: 1, language: language)
         let network = provider.map { pick(" on \($0)", " sur \($0)") } ?? ""
@@ -386,12 +392,12 @@ struct Strings: Sendable {
                 + "reached \(appSpeed) Mbit/s on average, a bit-inverted copy of it (the control, which a classifier "
                 + "cannot recognise) \(control) Mbit/s (area test \(area), KS test p \(p); thresholds: area "
                 + "\(summary.thresholds.area), p \(summary.thresholds.ksPValue), \(summary.thresholds.ruleSet) rule). "
-                + "Measured with Wehe for Swift \(clientVersion).",
+                + "Measured with Wehe for Swift\(measured).",
             "\(finding). Test du \(date) (\(zone)) avec le serveur Wehe \(server) : le trafic enregistré de "
                 + "l'appli a atteint \(appSpeed) Mbit/s en moyenne, une copie inversée bit à bit (le contrôle, "
                 + "qu'un classificateur ne peut reconnaître) \(control) Mbit/s (test d'aire \(area), test KS p \(p) ; "
                 + "seuils : aire \(summary.thresholds.area), p \(summary.thresholds.ksPValue), règle "
-                + "\(summary.thresholds.ruleSet)). Mesuré avec Wehe for Swift \(clientVersion).")
+                + "\(summary.thresholds.ruleSet)). Mesuré avec Wehe for Swift\(measured).")
     }
     /// A stored test without analysis.
     func summaryWithoutAnalysis(app: String, date: String, zone: String, server: String) -> String {
@@ -436,6 +442,7 @@ struct Strings: Sendable {
         case .locateEmpty: return "le service de localisation n'a proposé aucun serveur"
         case .locateMalformed: return "réponse illisible du service de localisation"
         case .envelopeClosed: return "l'accès au serveur s'est fermé pendant le test"
+        case .usage: return "commande incorrecte"
         case .interrupted: return "interrompu"
         }
     }
@@ -455,8 +462,59 @@ struct Strings: Sendable {
     /// A data directory that cannot be created or written.
     func cannotCreateDirectory(_ path: String, _ error: any Error) -> String {
         pick("cannot write the data directory \(path): ", "impossible d'écrire le répertoire de données \(path) : ")
-            + FileErrors.describe(error)
-            + pick(" (choose another with --data-dir)", " (choisissez-en un autre avec --data-dir)")
+            + FileErrors.describe(error, language: language) + anotherDirectory
+    }
+    private var anotherDirectory: String {
+        pick(" (choose another with --data-dir)", " (choisissez-en un autre avec --data-dir)")
+    }
+    func cannotWrite(_ path: String, _ error: any Error) -> String {
+        pick("cannot write \(path): ", "impossible d'écrire \(path) : ")
+            + FileErrors.describe(error, language: language)
+    }
+    func settingsUnreadable(_ path: String, _ reason: String) -> String {
+        pick(
+            "the settings file \(path) is unreadable: \(reason)",
+            "le fichier de réglages \(path) est illisible : \(reason)")
+    }
+    func dataDirectoryNotDirectory(_ path: String) -> String {
+        pick(
+            "cannot use the data directory \(path): not a directory",
+            "impossible d'utiliser le répertoire de données \(path) : ce n'est pas un répertoire") + anotherDirectory
+    }
+    func dataDirectoryAncestorNotDirectory(_ path: String, _ ancestor: String) -> String {
+        pick(
+            "cannot create the data directory \(path): \(ancestor) is not a directory",
+            "impossible de créer le répertoire de données \(path) : \(ancestor) n'est pas un répertoire")
+            + anotherDirectory
+    }
+    func dataDirectoryAncestorDenied(_ path: String, _ ancestor: String) -> String {
+        pick(
+            "cannot create the data directory \(path): permission denied in \(ancestor)",
+            "impossible de créer le répertoire de données \(path) : permission refusée dans \(ancestor)")
+            + anotherDirectory
+    }
+    /// A test name the catalog does not know, with the closest known ones.
+    func unknownTest(_ name: String, suggestions: [String]) -> String {
+        let quoted = suggestions.map { language == .fr ? "« \($0) »" : "'\($0)'" }
+        let alternatives = quoted.joined(separator: pick(" or ", " ou "))
+        let guess =
+            quoted.isEmpty ? "" : pick("; did you mean \(alternatives)?", " ; vouliez-vous dire \(alternatives) ?")
+        return pick(
+            "no test named '\(name)' in the catalog\(guess) (`wehe replays` lists the tests)",
+            "aucun test nommé « \(name) » dans le catalogue\(guess) (`wehe replays` liste les tests)")
+    }
+    /// A word where a command was expected, with the closest commands.
+    func unknownCommand(_ word: String, path: String, suggestions: [String], known: [String]) -> String {
+        let quoted = suggestions.map { language == .fr ? "« \(path) \($0) »" : "'\(path) \($0)'" }
+        if !quoted.isEmpty {
+            let alternatives = quoted.joined(separator: pick(" or ", " ou "))
+            return pick(
+                "'\(word)' is not a command of \(path); did you mean \(alternatives)?",
+                "« \(word) » n'est pas une commande de \(path) ; vouliez-vous dire \(alternatives) ?")
+        }
+        return pick(
+            "'\(word)' is not a command of \(path); its commands: \(known.joined(separator: ", "))",
+            "« \(word) » n'est pas une commande de \(path) ; ses commandes : \(known.joined(separator: ", "))")
     }
     var localizing: String { pick("  waiting for the localization", "  attente de la localisation") }
     var detail: String { pick("detail", "détail") }

@@ -14,10 +14,9 @@ struct SetSetting: AsyncParsableCommand {
     func run() async throws {
         do {
             let directory = DataDirectory.resolve(dataDirectory)
-            var settings = try directory.loadSettings()
-            _ = Strings.select(language ?? settings.language)
-            try settings.set(key, value)
-            try directory.save(settings)
+            _ = Strings.select(try language ?? directory.loadSettings().language)
+            // Only this key is written; a key another command changes meanwhile keeps its new value.
+            try directory.update { try $0.set(key, value) }
         } catch let error as CLIError {
             throw error.exit()
         }

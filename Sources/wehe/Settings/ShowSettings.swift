@@ -13,9 +13,8 @@ struct ShowSettings: AsyncParsableCommand {
     func run() async throws {
         do {
             let directory = DataDirectory.resolve(dataDirectory)
-            let settings = try directory.loadSettings()
+            let settings = try directory.settingsRecordingUserID()
             let strings = Strings.select(language ?? settings.language)
-            try directory.save(settings)
             func show(_ value: Double?) -> String { value.map { "\($0)" } ?? "default" }
             print(
                 Terminal.table(

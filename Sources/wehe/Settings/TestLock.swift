@@ -69,21 +69,35 @@ struct POSIXErrorText: Error, CustomStringConvertible {
 
 /// File-system errors in plain words ("permission denied", "not a directory"), not a Foundation error domain.
 enum FileErrors {
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? POSIXErrorText { return error.description }
+    /// The error in plain words, in French when `language` is (the common file-system errors; others keep the
+    /// system's English text).
+    static func describe(_ error: any Error, language: Strings.Language = .en) -> String {
+        guard let number = errorNumber(error) else { return (error as NSError).localizedDescription }
+        if language == .fr, let french = french[number] { return french }
+        return String(cString: strerror(number))
+    }
+
+    private static let french: [Int32: String] = [
+        EACCES: "permission refusée", EPERM: "opération non permise", ENOENT: "fichier ou répertoire introuvable",
+        ENOTDIR: "ce n'est pas un répertoire", EISDIR: "c'est un répertoire", ENOSPC: "plus de place sur le disque",
+        EROFS: "système de fichiers en lecture seule", EEXIST: "le fichier existe déjà",
+    ]
+
+    private static func errorNumber(_ error: any Error) -> Int32? {
+        if let error = error as? POSIXErrorText { return error.number }
         let nsError = error as NSError
-        if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
+        if nsError.domain == NSPOSIXErrorDomain { return Int32(nsError.code) }
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain
         {
-            return String(cString: strerror(Int32(underlying.code)))
+            return Int32(underlying.code)
         }
         switch CocoaError.Code(rawValue: nsError.code) {
-        case .fileWriteNoPermission, .fileReadNoPermission: return String(cString: strerror(EACCES))
-        case .fileNoSuchFile, .fileReadNoSuchFile: return String(cString: strerror(ENOENT))
-        case .fileWriteOutOfSpace: return String(cString: strerror(ENOSPC))
-        case .fileWriteVolumeReadOnly: return String(cString: strerror(EROFS))
-        case .fileWriteFileExists: return String(cString: strerror(EEXIST))
-        default: return nsError.localizedDescription
+        case .fileWriteNoPermission, .fileReadNoPermission: return EACCES
+        case .fileNoSuchFile, .fileReadNoSuchFile: return ENOENT
+        case .fileWriteOutOfSpace: return ENOSPC
+        case .fileWriteVolumeReadOnly: return EROFS
+        case .fileWriteFileExists: return EEXIST
+        default: return nil
         }
     }
 }

@@ -34,12 +34,18 @@ struct WeheSettings: Codable, Equatable {
         "consent",
     ]
 
-    /// Changes one setting from text.
+    /// Changes one setting from text; errors are in the language the command chose.
     mutating func set(_ key: String, _ value: String) throws {
+        let strings = Strings.active
+        func invalid(_ english: String, _ french: String) -> CLIError {
+            CLIError(code: .invalidInput, strings.language == .fr ? french : english)
+        }
         func fraction() throws -> Double? {
             if value == "default" { return nil }
             guard let number = Double(value), number.isFinite, number >= 0, number <= 1 else {
-                throw CLIError(code: .invalidInput, "\(key) must be a fraction in [0, 1] or 'default'")
+                throw invalid(
+                    "\(key) must be a fraction in [0, 1] or 'default'",
+                    "\(key) doit être une fraction dans [0, 1] ou « default »")
             }
             return number
         }
@@ -47,7 +53,7 @@ struct WeheSettings: Codable, Equatable {
             switch value.lowercased() {
             case "on", "true", "yes", "1": return true
             case "off", "false", "no", "0": return false
-            default: throw CLIError(code: .invalidInput, "\(key) must be on or off")
+            default: throw invalid("\(key) must be on or off", "\(key) doit valoir on ou off")
             }
         }
         /// A PEM file setting: `none` (or empty) clears it; a path must name a readable file, made absolute so that
@@ -58,7 +64,11 @@ struct WeheSettings: Codable, Equatable {
             guard FileManager.default.fileExists(atPath: value, isDirectory: &isDirectory), !isDirectory.boolValue,
                 FileManager.default.isReadableFile(atPath: value)
             else {
-                throw CLIError(code: .missingInput, "\(key): no readable file at \(value) (or 'none' to clear it)")
+                throw CLIError(
+                    code: .missingInput,
+                    strings.language == .fr
+                        ? "\(key) : aucun fichier lisible à \(value) (ou « none » pour l'effacer)"
+                        : "\(key): no readable file at \(value) (or 'none' to clear it)")
             }
             return URL(fileURLWithPath: value).standardizedFileURL.path
         }
@@ -72,24 +82,58 @@ struct WeheSettings: Codable, Equatable {
         case "user-id":
             guard value.utf8.count >= 2, value.utf8.count <= 64,
                 value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "@") })
-            else { throw CLIError(code: .invalidInput, "user-id must be 2-64 letters or digits (optionally '@')") }
+            else {
+                throw invalid(
+                    "user-id must be 2-64 letters or digits (optionally '@')",
+                    "user-id doit compter de 2 à 64 lettres ou chiffres (et éventuellement « @ »)")
+            }
             userID = value
         case "area-threshold": areaThreshold = try fraction()
         case "p-threshold": ksPValueThreshold = try fraction()
         case "rules":
             guard value == "android" || value == "ios" else {
-                throw CLIError(code: .invalidInput, "rules must be android or ios")
+                throw invalid("rules must be android or ios", "rules doit valoir android ou ios")
             }
             ruleSet = value
         case "confirmation": confirmation = try flag()
         case "language":
             guard value == "en" || value == "fr" || value == "auto" else {
-                throw CLIError(code: .invalidInput, "language must be en, fr or auto")
+                throw invalid("language must be en, fr or auto", "language doit valoir en, fr ou auto")
             }
             language = value == "auto" ? nil : value
         case "consent": consentAccepted = try flag()
         default:
-            throw CLIError(code: .invalidInput, "unknown setting '\(key)'; known: \(Self.keys.joined(separator: ", "))")
+            let guess = Suggestions.closest(to: key, among: Self.keys, limit: 1).first
+            let known = Self.keys.joined(separator: ", ")
+            throw CLIError(
+                code: .invalidInput,
+                strings.language == .fr
+                    ? "réglage inconnu « \(key) »" + (guess.map { " ; vouliez-vous dire « \($0) » ?" } ?? "")
+                        + " (réglages : \(known))"
+                    : "unknown setting '\(key)'" + (guess.map { "; did you mean '\($0)'?" } ?? "")
+                        + " (known: \(known))")
         }
+    }
+}
+
+extension WeheSettings {
+    /// Reads a settings file in which any key may be missing (one written by an earlier version, or by hand): a
+    /// missing key has its default, so that a setting added later never makes an older file unreadable.
+    init(from decoder: any Decoder) throws {
+        self.init()
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        server = try container.decodeIfPresent(String.self, forKey: .server) ?? server
+        certificate = try container.decodeIfPresent(String.self, forKey: .certificate)
+        locateURL = try container.decodeIfPresent(String.self, forKey: .locateURL)
+        locateCA = try container.decodeIfPresent(String.self, forKey: .locateCA)
+        site = try container.decodeIfPresent(String.self, forKey: .site)
+        userID = try container.decodeIfPresent(String.self, forKey: .userID) ?? userID
+        lastHistoryCount = try container.decodeIfPresent(Int.self, forKey: .lastHistoryCount) ?? lastHistoryCount
+        areaThreshold = try container.decodeIfPresent(Double.self, forKey: .areaThreshold)
+        ksPValueThreshold = try container.decodeIfPresent(Double.self, forKey: .ksPValueThreshold)
+        ruleSet = try container.decodeIfPresent(String.self, forKey: .ruleSet) ?? ruleSet
+        confirmation = try container.decodeIfPresent(Bool.self, forKey: .confirmation) ?? confirmation
+        language = try container.decodeIfPresent(String.self, forKey: .language)
+        consentAccepted = try container.decodeIfPresent(Bool.self, forKey: .consentAccepted) ?? consentAccepted
     }
 }

@@ -52,10 +52,12 @@ struct CLIError: Error, CustomStringConvertible {
         case locateMalformed = 32
         /// The access envelope closed during the test (the test was stopped).
         case envelopeClosed = 33
+        /// A wrong option, argument, command or test name (EX_USAGE, as the argument parser's own usage errors).
+        case usage = 64
         /// Interrupted (Ctrl-C).
         case interrupted = 130
 
-        /// One line per code for `--help`.
+        /// Every code in one paragraph, the source of `wehe help exit-codes` (one code a line) and Docs/client.md.
         static var table: String {
             """
             Exit codes: 0 success; 1 invalid input; 3 missing file; 4 consent not given; \
@@ -66,7 +68,7 @@ struct CLIError: Error, CustomStringConvertible {
             25 result for another user or test; 26 history or settings not writable; 27 localization inconclusive; \
             28 locate service unreachable; 29 locate timed out; 30 locate answered an error; 31 locate offered no \
             server; 32 locate answer malformed; 33 access envelope closed during the test; \
-            64 usage error (a wrong option or argument); 130 interrupted (Ctrl-C).
+            64 usage error (a wrong option, argument, command or test name); 130 interrupted (Ctrl-C).
             """
         }
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -6,10 +8,43 @@
 
 /// Small helpers for terminal output.
 enum Terminal {
-    /// Writes a line to standard error.
-    static func printError(_ line: String) {
-        let text = line + "\n"
-        _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    /// The descriptor on which a live progress line is drawn and not yet ended by a newline (`ProgressRenderer`).
+    static let openLine = Mutex<Int32?>(nil)
+
+    /// Writes `text` (one line or several) to standard error, on lines of its own: a live progress line still open
+    /// is ended first, so that the message never continues the bar. On a terminal (or with `COLUMNS` set) each line
+    /// is wrapped at word boundaries to the width, continuation lines indented by `indent`.
+    static func printError(_ text: String, indent: String = "  ") {
+        endOpenLine()
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let wrapped = columns(STDERR_FILENO).map { width in
+            lines.map { $0.isEmpty ? $0 : wrap($0, width: width, indent: indent) }
+        }
+        let output = (wrapped ?? lines).joined(separator: "\n") + "\n"
+        _ = output.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    }
+
+    /// Ends a live progress line left open (the bar stays as it was last drawn).
+    static func endOpenLine() {
+        let open = openLine.withLock { line in
+            let descriptor = line
+            line = nil
+            return descriptor
+        }
+        guard let descriptor = open else { return }
+        _ = write(descriptor, "\n", 1)
+    }
+
+    /// The width to wrap text written to `descriptor`: the terminal's columns, else `COLUMNS` when set (a pipe),
+    /// else `nil` (no wrapping: a pipe or file gets one line per message, for tools that read lines).
+    static func columns(_ descriptor: Int32) -> Int? {
+        if isatty(descriptor) == 1 {
+            var size = winsize()
+            let status = withUnsafeMutablePointer(to: &size) { ioctl(descriptor, UInt(TIOCGWINSZ), $0) }
+            if status == 0, size.ws_col >= 20 { return Int(size.ws_col) }
+        }
+        if let value = getenv("COLUMNS").flatMap({ Int(String(cString: $0)) }), value >= 20 { return value }
+        return isatty(descriptor) == 1 ? 80 : nil
     }
 
     /// Whether standard output is a terminal (then colours and live progress are used).

@@ -16,7 +16,7 @@ struct TestbedProbe: AsyncParsableCommand {
             JSON object has the verdict and statistics of `wehe run --json` plus "original" and "control": the \
             samples (Mbit/s) as the server analysed them (the last, partial sample of each replay dropped), \
             and "label", copied from --label. With --rounds N the published test is followed by N − 1 more rounds \
-            and "sensitiveVerdict" is decided on all of them (Docs/testbed.md, issue 18).
+            and "sensitiveVerdict" is decided on all of them (Docs/testbed.md, "Sensitive verdict").
             """
     )
 
