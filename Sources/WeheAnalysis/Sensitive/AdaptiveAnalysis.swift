@@ -1,0 +1,279 @@
+import Foundation
+public import WeheCore
+import WeheStatistics
+
+/// The adaptive verdict's stopping rule: after each short randomized round, stop for differentiation, for
+/// equivalence, or at a budget, with a false-positive rate of at most `alpha` however often it looks.
+///
+/// **Rounds.** One original and one control replay (or the same prefix of both) in an order drawn by a fair coin.
+/// Each round gives `dᵢ = ln((Oᵢ + ε)/(Cᵢ + ε))`, the two replays' rates **over the same bytes**
+/// (`equalByteRates`: each replay's time to receive the first `B` bytes, `B` the smaller of the two replays'
+/// totals), ε = 0.001 Mbit/s. The null's symmetry needs both slots to carry the same work: a control a few hundred
+/// bytes shorter than its original (Skype's published control) finishes earlier and would look faster in every
+/// round, a bias no margin should have to absorb.
+///
+/// **Test.** `BettingTest` on the `dᵢ` with clipped magnitudes (`clipScale`, 0.1 in log units: a round counts fully
+/// from a 10 % difference on): two mixture wealths, one betting the app is slower, one faster, each against
+/// `2/alpha`. Under no differentiation the coin makes each `dᵢ`'s sign fair given the past, so by Ville's
+/// inequality the chance that either wealth ever reaches `2/alpha` is at most `alpha` (0.01): optional stopping,
+/// the equivalence stop and the budget cannot raise it. The rule needs no margin for this: the margin only says
+/// when the effect is small enough to call "no differentiation".
+///
+/// **Effect.** `slowdown = 1 − exp(mean dᵢ)` and the `1 − alpha` confidence sequence for the shift
+/// (`BettingTest.confidenceInterval`), valid at every round at once, mapped to slowdowns.
+///
+/// **Stops**, checked in this order after every round:
+/// 1. differentiation when a wealth at shift 0 passes `2/alpha` (the interval excludes 0): throttled when the app
+///    was slower, prioritized when faster;
+/// 2. equivalence (no differentiation) when the whole interval lies inside `(ln(1 − margin), ln(1 + margin))` (the
+///    wealths at those two shifts, betting inwards, both pass `2/alpha`; no bisection needed) and
+///    some round's flows carried at least `minimumBytesPerFlow` each (delayed throttling, reported after about 7 MB
+///    of a flow, is invisible to shorter flows; the caller lowers the floor to the trace's size for shorter traces).
+///    A wrong equivalence (the true slowdown outside the margin) has probability at most `alpha/2`;
+/// 3. budget when `maximumRounds` rounds or `maximumBytes` bytes are reached, time limit at `timeLimitSeconds`:
+///    inconclusive, with the reason in the note.
+/// Otherwise the caller runs another round.
+public struct AdaptiveAnalysis: Sendable {
+    /// One round's measurement.
+    public struct Round: Sendable, Hashable {
+        /// The original's rate over the compared bytes, Mbit/s.
+        public var originalMbps: Double
+        /// The control's rate over the same bytes, Mbit/s.
+        public var controlMbps: Double
+        /// The bytes compared in each replay (both flows carried at least these).
+        public var comparedBytes: Int
+        /// Every byte the round moved (both replays, both directions), for the budget.
+        public var totalBytes: Int
+        /// The round's wall time, seconds.
+        public var durationSeconds: Double
+
+        /// Creates a round.
+        public init(
+            originalMbps: Double, controlMbps: Double, comparedBytes: Int, totalBytes: Int, durationSeconds: Double
+        ) {
+            self.originalMbps = originalMbps
+            self.controlMbps = controlMbps
+            self.comparedBytes = comparedBytes
+            self.totalBytes = totalBytes
+            self.durationSeconds = durationSeconds
+        }
+    }
+
+    /// The rule's answer after some rounds.
+    public struct Decision: Sendable, Hashable {
+        /// `nil` while the rule asks for another round.
+        public var stopReason: AdaptiveStopReason?
+        /// The verdict: differentiation, no differentiation, or inconclusive (also while running).
+        public var verdict: Verdict
+        /// For differentiation: throttled or prioritized.
+        public var direction: DifferentiationDirection?
+        /// Usable rounds (both replays measured).
+        public var rounds: Int
+        /// `1 − exp(mean dᵢ)` (0.18: the app got 18 % less than its control; negative when faster).
+        public var slowdown: Double
+        /// The confidence sequence's lower bound on the slowdown (`-infinity` while unbounded).
+        public var slowdownLower: Double
+        /// The upper bound (`+infinity` while unbounded).
+        public var slowdownUpper: Double
+        /// The wealth betting that the app is slower (stop at `2/alpha`).
+        public var wealthThrottled: Double
+        /// The wealth betting that the app is faster.
+        public var wealthPrioritized: Double
+        /// Bytes of every round (both replays, both directions).
+        public var bytes: Int
+        /// Wall time of every round, seconds.
+        public var durationSeconds: Double
+        /// The most bytes a single flow carried in the comparison (the floor's measure).
+        public var largestFlowBytes: Int
+        /// Why it is inconclusive, or what it still waits for.
+        public var note: String?
+    }
+
+    /// The false-positive bound (0.01).
+    public var alpha: Double
+    /// The slowdown (and speed-up) under which the effect is called no differentiation (0.05).
+    public var margin: Double
+    /// The clipping scale of the log ratios (0.1).
+    public var clipScale: Double
+    /// The floor of bytes one flow must have carried before an equivalence stop (7 MB).
+    public var minimumBytesPerFlow: Int
+    /// The cap on rounds (inconclusive beyond).
+    public var maximumRounds: Int
+    /// The cap on bytes of all rounds (inconclusive beyond).
+    public var maximumBytes: Int
+    /// The cap on wall time, seconds.
+    public var timeLimitSeconds: Double
+    /// The number of constant bets in the mixture (`BettingTest.bets(count:)`, 50).
+    public var betCount: Int {
+        didSet { bets = BettingTest.bets(count: betCount) }
+    }
+    /// The mixture's bets.
+    var bets: [Double]
+
+    /// Creates the rule.
+    public init(
+        alpha: Double = 0.01, margin: Double = 0.05, clipScale: Double = 0.1, minimumBytesPerFlow: Int = 7_000_000,
+        maximumRounds: Int = 60, maximumBytes: Int = .max, timeLimitSeconds: Double = .infinity,
+        betCount: Int = 50
+    ) {
+        self.alpha = alpha
+        self.margin = margin
+        self.clipScale = clipScale
+        self.minimumBytesPerFlow = minimumBytesPerFlow
+        self.maximumRounds = maximumRounds
+        self.maximumBytes = maximumBytes
+        self.timeLimitSeconds = timeLimitSeconds
+        self.betCount = betCount
+        bets = BettingTest.bets(count: betCount)
+    }
+
+    /// ε of the log ratio, Mbit/s.
+    public static let floorMbps = SensitiveAnalysis.floorMbps
+
+    /// The fewest rounds that can stop for differentiation (all of them at full stake on one side).
+    public var fewestRoundsForDifferentiation: Int? { BettingTest.fewestRounds(level: alpha / 2, bets: bets) }
+
+    /// The round's log ratio `ln((O + ε)/(C + ε))`, or `nil` when the round carries no information (both rates
+    /// zero, or a value that is negative or not finite).
+    public static func logRatio(_ round: Round) -> Double? {
+        let original = round.originalMbps
+        let control = round.controlMbps
+        guard original.isFinite, control.isFinite, original >= 0, control >= 0, original > 0 || control > 0 else {
+            return nil
+        }
+        return log((original + floorMbps) / (control + floorMbps))
+    }
+
+    /// The decision after `rounds`, `elapsedSeconds` into the test (the rounds' own durations when `nil`).
+    public func decide(_ rounds: [Round], elapsedSeconds: Double? = nil) -> Decision {
+        var monitor = Monitor(self)
+        for round in rounds { monitor.add(round) }
+        return monitor.decision(elapsedSeconds: elapsedSeconds)
+    }
+
+    /// The rule applied round by round: `add` costs O(K) per round (four mixture wealths kept up to date), so a
+    /// client can ask after every round; `decision` adds the confidence sequence's bounds (a bisection).
+    public struct Monitor: Sendable {
+        /// The rule.
+        public let rule: AdaptiveAnalysis
+        /// Every round added, usable or not.
+        public private(set) var rounds: [Round] = []
+        /// The usable rounds' log ratios.
+        public private(set) var differences: [Double] = []
+        /// Betting that the app is slower than its control (the shift is below 0).
+        private var throttled: BettingTest.Wealth
+        /// Betting that it is faster.
+        private var prioritized: BettingTest.Wealth
+        /// Betting that the shift is above `ln(1 − margin)` (rejects slowdowns of the margin or more).
+        private var aboveLowerMargin: BettingTest.Wealth
+        /// Betting that the shift is below `ln(1 + margin)`.
+        private var belowUpperMargin: BettingTest.Wealth
+        private var largestFlow = 0
+        private var bytes = 0
+        private var duration = 0.0
+
+        /// A monitor before any round.
+        public init(_ rule: AdaptiveAnalysis) {
+            self.rule = rule
+            throttled = .init(shift: 0, scale: rule.clipScale, side: .less, bets: rule.bets)
+            prioritized = .init(shift: 0, scale: rule.clipScale, side: .greater, bets: rule.bets)
+            aboveLowerMargin = .init(
+                shift: log(1 - rule.margin), scale: rule.clipScale, side: .greater, bets: rule.bets)
+            belowUpperMargin = .init(shift: log(1 + rule.margin), scale: rule.clipScale, side: .less, bets: rule.bets)
+        }
+
+        /// Adds a round; returns why to stop, or `nil` to run another round.
+        @discardableResult
+        public mutating func add(_ round: Round, elapsedSeconds: Double? = nil) -> AdaptiveStopReason? {
+            rounds.append(round)
+            bytes = bytes.addingReportingOverflow(max(0, round.totalBytes)).partialValue
+            duration += round.durationSeconds.isFinite ? max(0, round.durationSeconds) : 0
+            if let difference = AdaptiveAnalysis.logRatio(round) {
+                differences.append(difference)
+                largestFlow = max(largestFlow, round.comparedBytes)
+                throttled.add(difference)
+                prioritized.add(difference)
+                aboveLowerMargin.add(difference)
+                belowUpperMargin.add(difference)
+            }
+            return stop(elapsedSeconds: elapsedSeconds).reason
+        }
+
+        /// The stop, its verdict and note, from the four wealths (no interval: O(K)).
+        public func stop(elapsedSeconds: Double? = nil) -> (
+            reason: AdaptiveStopReason?, verdict: Verdict, direction: DifferentiationDirection?, note: String?
+        ) {
+            let threshold = log(2 / rule.alpha)
+            let slower = throttled.logWealth
+            let faster = prioritized.logWealth
+            if slower >= threshold || faster >= threshold {
+                return (.differentiation, .differentiation, slower >= faster ? .throttled : .prioritized, nil)
+            }
+            let inside = aboveLowerMargin.logWealth >= threshold && belowUpperMargin.logWealth >= threshold
+            if inside && largestFlow >= rule.minimumBytesPerFlow {
+                return (.equivalence, .noDifferentiation, nil, nil)
+            }
+            let margin = AdaptiveAnalysis.percent(rule.margin)
+            let waiting =
+                inside
+                ? "the slowdown is inside ±\(margin) but no flow has carried \(rule.minimumBytesPerFlow) bytes yet "
+                    + "(\(largestFlow))"
+                : "the slowdown's interval is not yet inside ±\(margin) nor clear of 0"
+            if rounds.count >= rule.maximumRounds || bytes >= rule.maximumBytes {
+                let cap =
+                    rounds.count >= rule.maximumRounds
+                    ? "\(rule.maximumRounds) rounds" : "\(bytes) bytes (cap \(rule.maximumBytes))"
+                return (.budget, .inconclusive, nil, "budget reached at \(cap): \(waiting)")
+            }
+            let elapsed = elapsedSeconds ?? duration
+            if elapsed >= rule.timeLimitSeconds {
+                return (
+                    .timeLimit, .inconclusive, nil,
+                    "time limit reached after \(AdaptiveAnalysis.seconds(elapsed)) s: \(waiting)"
+                )
+            }
+            return (nil, .inconclusive, nil, waiting)
+        }
+
+        /// The full decision: the stop, the slowdown and its confidence sequence's bounds.
+        public func decision(elapsedSeconds: Double? = nil) -> Decision {
+            let outcome = stop(elapsedSeconds: elapsedSeconds)
+            let mean = differences.isEmpty ? 0 : differences.reduce(0, +) / Double(differences.count)
+            let interval =
+                (try? BettingTest.confidenceInterval(
+                    differences, alpha: rule.alpha, scale: rule.clipScale, bets: rule.bets))
+                ?? BettingTest.Interval(lower: -.infinity, upper: .infinity)
+            return Decision(
+                stopReason: outcome.reason, verdict: outcome.verdict, direction: outcome.direction,
+                rounds: differences.count, slowdown: 1 - exp(mean), slowdownLower: 1 - exp(interval.upper),
+                slowdownUpper: 1 - exp(interval.lower), wealthThrottled: exp(throttled.logWealth),
+                wealthPrioritized: exp(prioritized.logWealth), bytes: bytes, durationSeconds: duration,
+                largestFlowBytes: largestFlow, note: outcome.note)
+        }
+    }
+
+    /// The two replays' rates over the same bytes, from their throughput samples (Mbit/s at the end of each
+    /// interval, `times` in seconds from the replay's start): `B` = the smaller of the two totals, each rate
+    /// `8·B / time to receive B`. `nil` when either replay received nothing.
+    public static func equalByteRates(
+        original: (mbps: [Double], times: [Double]), control: (mbps: [Double], times: [Double])
+    ) -> (originalMbps: Double, controlMbps: Double, comparedBytes: Int)? {
+        let originalCumulative = ChangePointTest.cumulativeMegabytes(mbps: original.mbps, times: original.times)
+        let controlCumulative = ChangePointTest.cumulativeMegabytes(mbps: control.mbps, times: control.times)
+        guard let originalTotal = originalCumulative.last, let controlTotal = controlCumulative.last else {
+            return nil
+        }
+        let megabytes = min(originalTotal, controlTotal)
+        guard megabytes > 0,
+            let originalTime = ChangePointTest.deliveryTime(
+                of: megabytes, cumulative: originalCumulative, times: original.times),
+            let controlTime = ChangePointTest.deliveryTime(
+                of: megabytes, cumulative: controlCumulative, times: control.times),
+            originalTime > 0, controlTime > 0
+        else { return nil }
+        return (8 * megabytes / originalTime, 8 * megabytes / controlTime, Int((megabytes * 1e6).rounded()))
+    }
+
+    static func percent(_ fraction: Double) -> String { "\(Int((fraction * 100).rounded())) %" }
+    static func seconds(_ value: Double) -> String { String(format: "%.1f", value) }
+}
