@@ -136,9 +136,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
-            exclude: ["README.md"],
-            resources: [.copy("Resources")],
-            swiftSettings: strict
+            // The templates and static files are embedded in the binary (EmbedResources), so a copied or installed
+            // binary needs no resource bundle beside it.
+            exclude: ["README.md", "Resources"],
+            swiftSettings: strict,
+            plugins: ["EmbedResources"]
         ),
         // layer 3
         .target(
@@ -166,8 +168,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
-            resources: [.copy("DemoReplays")],
-            swiftSettings: strict
+            exclude: ["DemoReplays"],
+            swiftSettings: strict,
+            plugins: ["EmbedResources"]
         ),
         .executableTarget(
             name: "wehe-server",
@@ -204,6 +207,9 @@ let package = Package(
             path: "Benchmarks/wehe-bench",
             swiftSettings: strict
         ),
+        // build tools: the plugin that embeds resource folders into binaries, and its generator
+        .executableTarget(name: "embed-resources", path: "Plugins/EmbedResourcesTool"),
+        .plugin(name: "EmbedResources", capability: .buildTool(), dependencies: ["embed-resources"]),
         // tests
         .testTarget(name: "WeheCoreTests", dependencies: ["WeheCore", "WeheTestKit"], swiftSettings: strict),
         .testTarget(

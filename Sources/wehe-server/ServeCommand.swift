@@ -33,7 +33,9 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "Replay directory (default: $WEHE_REPLAYS, ./replays, ../shared/replays).")
+    @Option(
+        name: .long,
+        help: "Replay directory (default: $WEHE_REPLAYS, ./replays, ../shared/replays, /usr/share/wehe/replays).")
     var replays: String?
 
     @Option(
@@ -515,7 +517,9 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     static func defaultReplayDirectory() -> String? {
-        let candidates = [ProcessInfo.processInfo.environment["WEHE_REPLAYS"], "replays", "../shared/replays"]
+        let candidates =
+            [ProcessInfo.processInfo.environment["WEHE_REPLAYS"], "replays", "../shared/replays"]
+            + InstalledData.replayDirectories
         return candidates.compactMap { $0 }.first { path in
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue

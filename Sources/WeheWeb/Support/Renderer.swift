@@ -1,7 +1,7 @@
 import Foundation
 import Mustache
 
-/// The dashboard's templates and static files, loaded once from the target's resources.
+/// The dashboard's templates and static files, loaded once from the resources embedded in the binary.
 struct Renderer: Sendable {
     /// A static file: its bytes and content type.
     struct Asset: Sendable {
@@ -18,33 +18,32 @@ struct Renderer: Sendable {
         "error", "dpi-section", "dpi-rules",
     ]
 
-    /// Loads the templates (`Resources/templates/*.mustache`) and static files (`Resources/static/*`).
+    /// Loads the templates (`Resources/templates/*.mustache`) and static files (`Resources/static/*`), which the
+    /// build embeds in the binary (`EmbeddedResources`), so a copied or installed binary renders its pages.
     /// - Throws: `WeheWebError` `.resourceMissing` when a resource is absent or a template does not parse.
     init() throws(WeheWebError) {
-        guard let root = Bundle.module.url(forResource: "Resources", withExtension: nil) else {
-            throw WeheWebError(.resourceMissing, "the dashboard's resource bundle is missing")
-        }
+        try self.init(files: EmbeddedResources.files)
+    }
+
+    /// Loads the templates and static files from `files` (path relative to `Resources/` to bytes).
+    init(files: [String: [UInt8]]) throws(WeheWebError) {
         var library = MustacheLibrary()
-        let templates = root.appendingPathComponent("templates")
         for name in Self.requiredTemplates {
-            let url = templates.appendingPathComponent(name + ".mustache")
+            guard let bytes = files["templates/" + name + ".mustache"] else {
+                throw WeheWebError(.resourceMissing, "template \(name) is missing")
+            }
             do {
-                let text = try String(contentsOf: url, encoding: .utf8)
-                try library.register(text, named: name)
+                try library.register(String(decoding: bytes, as: UTF8.self), named: name)
             } catch {
                 throw WeheWebError(.resourceMissing, "template \(name) could not be loaded: \(error)")
             }
         }
         var assets: [String: Asset] = [:]
         let types = ["css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml"]
-        let directory = root.appendingPathComponent("static")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names {
-            let ext = (name as NSString).pathExtension
-            guard let type = types[ext],
-                let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path)
-            else { continue }
-            assets[name] = Asset(bytes: Array(data), contentType: type)
+        for (path, bytes) in files where path.hasPrefix("static/") {
+            let name = String(path.dropFirst("static/".count))
+            guard let type = types[(name as NSString).pathExtension], !name.contains("/") else { continue }
+            assets[name] = Asset(bytes: bytes, contentType: type)
         }
         guard assets["dashboard.css"] != nil, assets["run.js"] != nil else {
             throw WeheWebError(.resourceMissing, "the dashboard's stylesheet or script is missing")

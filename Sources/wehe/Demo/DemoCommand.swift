@@ -120,20 +120,16 @@ struct DemoCommand: AsyncParsableCommand {
         return candidates.prefix(2).map(\.element.id)
     }
 
-    /// `--replays`, else `$WEHE_REPLAYS`, else `../shared/replays`, else the synthetic traces bundled with `wehe`
-    /// (next to the executable), else `Fixtures/replays` in the current directory (a checkout).
+    /// `--replays`, else the traces every command finds (`ReplayDirectoryOption.candidates`: the user's, a
+    /// checkout's, the installed ones), else the small synthetic traces compiled into `wehe`, else
+    /// `Fixtures/replays` in the current directory (a checkout).
     static func replayDirectory(_ explicit: String?) throws -> String {
         if let explicit { return explicit }
-        var candidates: [String] = []
-        if let value = ProcessInfo.processInfo.environment["WEHE_REPLAYS"], !value.isEmpty { candidates.append(value) }
-        candidates.append("../shared/replays")
-        if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() {
-            candidates.append(
-                executable.deletingLastPathComponent()
-                    .appendingPathComponent("wehe-swift_wehe.resources/DemoReplays").path)
-        }
-        candidates.append("Fixtures/replays")
+        var candidates = ReplayDirectoryOption.candidates()
         if let found = candidates.first(where: { ReplayLibrary.isDirectory($0) }) { return found }
+        if let embedded = EmbeddedDemoReplays.directory(), ReplayLibrary.isDirectory(embedded) { return embedded }
+        candidates.append("Fixtures/replays")
+        if ReplayLibrary.isDirectory("Fixtures/replays") { return "Fixtures/replays" }
         throw CLIError(
             code: .missingInput,
             "no replay directory found (tried \(candidates.joined(separator: ", "))); pass --replays")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import WeheCore
 import WeheWire
 
 #if canImport(Glibc)
@@ -14,7 +15,8 @@ struct ReplayDirectoryOption: ParsableArguments {
         help: ArgumentHelp(
             "Directory of replay traces and their catalog.",
             discussion:
-                "Default: $WEHE_REPLAYS, else ~/.local/share/wehe/replays, else ./replays, else ../shared/replays."
+                "Default: $WEHE_REPLAYS, else ~/.local/share/wehe/replays, else ./replays, else ../shared/replays, "
+                    + "else the installed traces (/usr/share/wehe/replays, or share/wehe/replays beside bin/)."
         )
     )
     var directory: String?
@@ -22,18 +24,26 @@ struct ReplayDirectoryOption: ParsableArguments {
     /// The directory to use, by the documented order of preference.
     func resolved() throws -> String {
         if let directory { return directory }
-        var candidates: [String] = []
-        if let fromEnvironment = getenv("WEHE_REPLAYS").map({ String(cString: $0) }), !fromEnvironment.isEmpty {
-            return fromEnvironment
-        }
-        if let home = getenv("HOME").map({ String(cString: $0) }) {
-            candidates.append(home + "/.local/share/wehe/replays")
-        }
-        candidates += ["replays", "../shared/replays"]
+        let candidates = Self.candidates()
         if let found = candidates.first(where: { ReplayLibrary.isDirectory($0) }) { return found }
         throw CLIError(
             code: .missingInput,
             "no replay directory found (tried \(candidates.joined(separator: ", "))); pass --replays <dir>"
         )
+    }
+
+    /// Where traces are looked for without `--replays`: `$WEHE_REPLAYS` alone when set; else the user's own
+    /// (`~/.local/share/wehe/replays`), `./replays`, a checkout's `../shared/replays`, then an installation's
+    /// (`InstalledData.replayDirectories`).
+    static func candidates() -> [String] {
+        if let fromEnvironment = getenv("WEHE_REPLAYS").map({ String(cString: $0) }), !fromEnvironment.isEmpty {
+            return [fromEnvironment]
+        }
+        var candidates: [String] = []
+        if let home = getenv("HOME").map({ String(cString: $0) }) {
+            candidates.append(home + "/.local/share/wehe/replays")
+        }
+        candidates += ["replays", "../shared/replays"]
+        return candidates + InstalledData.replayDirectories
     }
 }
