@@ -1,0 +1,297 @@
+import Foundation
+import Testing
+import WeheAnalysis
+import WeheCore
+import WeheStatistics
+
+/// The adaptive verdict's stopping rule: its stops on hand-made rounds, rates over equal bytes, and by simulation
+/// its false-positive rate under optional stopping (synthetic unthrottled rounds with AR(1) path rates and cross
+/// traffic, including on/off patterns locked to the round slots) and its power (rounds needed at 10/20/30 %).
+///
+/// The loops yield between trials (the suites share a two-thread pool with in-process servers).
+@Suite struct AdaptiveAnalysisTests {
+    static func round(_ original: Double, _ control: Double, bytes: Int = 1_000_000) -> AdaptiveAnalysis.Round {
+        AdaptiveAnalysis.Round(
+            originalMbps: original, controlMbps: control, comparedBytes: bytes, totalBytes: 2 * bytes + 20_000,
+            durationSeconds: Double(bytes) * 8 / 1e6 / max(original, 0.001) + Double(bytes) * 8 / 1e6
+                / max(control, 0.001))
+    }
+
+    /// An app slowed by 26 % in every round: the throttled wealth grows by (1 + λ) per round and passes 2/α = 200
+    /// at round 11, the fewest rounds the mixture allows (`BettingTest.fewestRounds`); not before.
+    @Test func consistentSlowdownStopsAtTheFewestRounds() throws {
+        let rule = AdaptiveAnalysis()
+        #expect(rule.fewestRoundsForDifferentiation == 11)
+        var monitor = AdaptiveAnalysis.Monitor(rule)
+        var stops: [AdaptiveStopReason?] = []
+        for index in 0..<12 {
+            stops.append(monitor.add(Self.round(30 + Double(index % 3) * 0.1, 40.5)))
+            if stops.last! != nil { break }
+        }
+        #expect(stops.count == 11)
+        #expect(stops.dropLast().allSatisfy { $0 == nil })
+        let decision = monitor.decision()
+        #expect(decision.stopReason == .differentiation)
+        #expect(decision.verdict == .differentiation)
+        #expect(decision.direction == .throttled)
+        #expect(decision.wealthThrottled >= 200)
+        #expect(decision.wealthPrioritized < 1)
+        #expect(decision.slowdownLower > 0 && decision.slowdownLower <= decision.slowdown)
+        #expect(decision.slowdown <= decision.slowdownUpper)
+        #expect(abs(decision.slowdown - 0.258) < 0.01)
+        #expect(decision.bytes == 11 * 2_020_000)
+        // `decide` on the same rounds is the same decision.
+        #expect(rule.decide(monitor.rounds) == decision)
+        // The app faster: prioritized.
+        let faster = rule.decide((0..<11).map { _ in Self.round(45, 30) })
+        #expect(faster.stopReason == .differentiation)
+        #expect(faster.direction == .prioritized)
+    }
+
+    /// The unthrottled testbed path's artefact: the app 0.07-0.21 % faster in most rounds. A sign test calls it
+    /// differentiation after a dozen rounds; the clipped magnitudes count it as the small thing it is, and the rule
+    /// stops for equivalence (no margin needed for the false-positive bound, only to name "small").
+    @Test func tinyConsistentDifferenceEndsInEquivalence() throws {
+        let rule = AdaptiveAnalysis(minimumBytesPerFlow: 1_000_000)
+        var monitor = AdaptiveAnalysis.Monitor(rule)
+        var stop: AdaptiveStopReason?
+        var index = 0
+        while stop == nil {
+            let factor = 1.0007 + 0.0014 * Double(index % 5) / 4
+            stop = monitor.add(Self.round(50 * factor, 50))
+            index += 1
+        }
+        let decision = monitor.decision()
+        #expect(decision.stopReason == .equivalence)
+        #expect(decision.verdict == .noDifferentiation)
+        #expect(decision.slowdownLower > -0.05 && decision.slowdownUpper < 0.05)
+        #expect(decision.rounds <= 20)
+        print("adaptive, app 0.07-0.21 % faster in every round: equivalence after \(decision.rounds) rounds")
+        // The plain sign-flip test at the same rounds rejects "no difference".
+        let differences = monitor.differences
+        #expect(try SignFlipTest.test(differences).pValue < 0.01)
+    }
+
+    /// Without a flow of the minimum size the rule keeps going, says why, and ends at the budget.
+    @Test func equivalenceWaitsForTheByteFloor() {
+        let rule = AdaptiveAnalysis(minimumBytesPerFlow: 7_000_000, maximumRounds: 30)
+        let rounds = (0..<30).map { Self.round(50 * (1 + 0.001 * Double($0 % 3)), 50, bytes: 500_000) }
+        let early = rule.decide(Array(rounds.prefix(25)))
+        #expect(early.stopReason == nil)
+        #expect(early.slowdownLower > -0.05 && early.slowdownUpper < 0.05)
+        #expect(early.note?.contains("no flow has carried 7000000 bytes yet (500000)") == true)
+        let last = rule.decide(rounds)
+        #expect(last.stopReason == .budget)
+        #expect(last.verdict == .inconclusive)
+        #expect(last.note?.hasPrefix("budget reached at 30 rounds") == true)
+        // One round whose flows carried 7 MB lets it stop.
+        let long = rule.decide(Array(rounds.prefix(24)) + [Self.round(50, 50, bytes: 7_000_000)])
+        #expect(long.stopReason == .equivalence)
+    }
+
+    @Test func budgetAndTimeLimitAreInconclusiveWithTheReason() {
+        let noisy = (0..<10).map { Self.round($0 % 2 == 0 ? 40 : 60, 50) }
+        let bytes = AdaptiveAnalysis(maximumBytes: 15_000_000).decide(noisy)
+        #expect(bytes.stopReason == .budget)
+        #expect(bytes.note?.hasPrefix("budget reached at 20200000 bytes (cap 15000000)") == true)
+        let time = AdaptiveAnalysis(timeLimitSeconds: 30).decide(noisy, elapsedSeconds: 31)
+        #expect(time.stopReason == .timeLimit)
+        #expect(time.verdict == .inconclusive)
+        #expect(time.note?.hasPrefix("time limit reached after 31.0 s") == true)
+        #expect(AdaptiveAnalysis(timeLimitSeconds: 30).decide(noisy, elapsedSeconds: 29).stopReason == nil)
+        // Rounds with nothing measured are counted for the budget but not in the test.
+        let empty = AdaptiveAnalysis(maximumRounds: 3).decide([Self.round(0, 0), Self.round(.nan, 3), Self.round(1, 1)])
+        #expect(empty.rounds == 1)
+        #expect(empty.stopReason == .budget)
+    }
+
+    /// Skype's published control is 464 bytes shorter than its original (706 768 against 707 232). At the same
+    /// rate, whole-replay rates (bytes over each replay's own duration, with a fixed start-up cost) make the
+    /// control look faster; over the same bytes the two are equal.
+    @Test func ratesOverEqualBytes() throws {
+        // 8 Mbit/s after a 0.2 s start with nothing received; samples every 0.1 s.
+        func samples(total: Int) -> (mbps: [Double], times: [Double]) {
+            var mbps: [Double] = [0, 0]
+            var times: [Double] = [0.1, 0.2]
+            var received = 0.0
+            while received < Double(total) {
+                let step = min(100_000, Double(total) - received)
+                received += step
+                times.append(times.last! + step / 100_000 * 0.1)
+                mbps.append(8)
+            }
+            return (mbps, times)
+        }
+        let original = samples(total: 707_232)
+        let control = samples(total: 706_768)
+        let rates = try #require(AdaptiveAnalysis.equalByteRates(original: original, control: control))
+        #expect(rates.comparedBytes == 706_768)
+        #expect(abs(rates.originalMbps - rates.controlMbps) < 1e-9)
+        #expect(abs(rates.originalMbps - 8 * 0.706_768 / (0.2 + 0.706_768)) < 1e-9)
+        let wholeOriginal = 8 * 0.707_232 / original.times.last!
+        let wholeControl = 8 * 0.706_768 / control.times.last!
+        #expect(wholeControl != wholeOriginal)
+        #expect(AdaptiveAnalysis.equalByteRates(original: original, control: ([0, 0], [0.1, 0.2])) == nil)
+    }
+
+    // MARK: - Simulation
+
+    /// Cross-traffic patterns: as the sensitive verdict's calibration, plus two locked to the round slots.
+    enum CrossTraffic: String, CaseIterable {
+        case none, constant, onOff, heavy
+        /// 45 % share in every round's first slot.
+        case firstSlot
+        /// 60 % share in the first slot of rounds 1-5, 11-15, …, in the second slot of the others.
+        case slotBursts
+    }
+
+    struct Path {
+        var volatility: Double
+        var noise: Double
+        var name: String
+        /// The sensitive calibration's path: AR(1) σ 0.2 (about ±38 %), 5 % noise per replay.
+        static let volatile = Path(volatility: 0.2, noise: 0.05, name: "volatile")
+        /// A calmer path: σ 0.02 per slot, 1 % noise (the testbed's unthrottled rounds differed by well under 1 %).
+        static let calm = Path(volatility: 0.02, noise: 0.01, name: "calm")
+    }
+
+    /// One synthetic run: round after round until the rule stops. Slot t's rate is `80·exp(aₜ)·(1 − share)·noise`,
+    /// aₜ an AR(1) (φ 0.85); the coin puts the app in the first or second slot; `appFactor` < 1 throttles it.
+    static func run(
+        _ rule: AdaptiveAnalysis, path: Path, cross: CrossTraffic, appFactor: Double,
+        generator: inout SeededGenerator
+    ) -> AdaptiveAnalysis.Monitor {
+        func gaussian() -> Double {
+            let u1 = max(Double.random(in: 0..<1, using: &generator), 1e-300)
+            let u2 = Double.random(in: 0..<1, using: &generator)
+            return sqrt(-2 * log(u1)) * cos(2 * Double.pi * u2)
+        }
+        var level = gaussian() * path.volatility / sqrt(1 - 0.85 * 0.85)
+        let phase = Int.random(in: 0..<8, using: &generator)
+        var monitor = AdaptiveAnalysis.Monitor(rule)
+        var round = 0
+        while true {
+            var rates: [Double] = []
+            for slotInRound in 0..<2 {
+                let slot = 2 * round + slotInRound
+                level = 0.85 * level + path.volatility * gaussian()
+                let share: Double
+                switch cross {
+                case .none: share = 0
+                case .constant: share = 0.3
+                case .onOff: share = ((slot + phase) / 3) % 2 == 0 ? 0.5 : 0
+                case .heavy: share = 0.7 + 0.1 * gaussian()
+                case .firstSlot: share = slotInRound == 0 ? 0.45 : 0
+                case .slotBursts: share = slotInRound == (round / 5) % 2 ? 0.6 : 0
+                }
+                rates.append(80 * exp(level) * max(0.05, 1 - share) * (1 + path.noise * gaussian()))
+            }
+            let appFirst = Bool.random(using: &generator)
+            let original = (appFirst ? rates[0] : rates[1]) * appFactor
+            let control = appFirst ? rates[1] : rates[0]
+            round += 1
+            if monitor.add(Self.round(max(0, original), max(0, control))) != nil { return monitor }
+        }
+    }
+
+    static let simulationRule = AdaptiveAnalysis(minimumBytesPerFlow: 1_000_000, maximumRounds: 60)
+
+    /// False positives under optional stopping: 4 000 unthrottled runs per path and cross-traffic pattern, each
+    /// looking after every round up to 60 rounds. Differentiation at most 1 % of the runs (by construction at most
+    /// α = 1 %: Ville's inequality). Printed: the stops, and the median rounds of the equivalence stops. Seeded.
+    @Test(arguments: CrossTraffic.allCases) func falsePositiveRateAtMostOnePercent(_ cross: CrossTraffic) async {
+        for (pathIndex, path) in [Path.volatile, Path.calm].enumerated() {
+            let crossIndex = CrossTraffic.allCases.firstIndex(of: cross) ?? 0
+            var generator = SeededGenerator(seed: 2900 + UInt64(10 * pathIndex + crossIndex))
+            let trials = 4000
+            var stops: [AdaptiveStopReason: Int] = [:]
+            var equivalenceRounds: [Int] = []
+            for trial in 0..<trials {
+                if trial % 50 == 0 { await Task.yield() }
+                let monitor = Self.run(
+                    Self.simulationRule, path: path, cross: cross, appFactor: 1, generator: &generator)
+                let stop = monitor.stop().reason
+                if trial < 10 {
+                    // The monitor's running stop is the full decision's (which adds the interval).
+                    let decision = Self.simulationRule.decide(monitor.rounds)
+                    #expect(decision.stopReason == stop)
+                    if stop == .differentiation { #expect(decision.slowdownLower > 0 || decision.slowdownUpper < 0) }
+                    if stop == .equivalence { #expect(decision.slowdownLower > -0.05 && decision.slowdownUpper < 0.05) }
+                }
+                stops[stop ?? .budget, default: 0] += 1
+                if stop == .equivalence { equivalenceRounds.append(monitor.differences.count) }
+            }
+            let alarms = stops[.differentiation, default: 0]
+            let median = equivalenceRounds.sorted().dropFirst(equivalenceRounds.count / 2).first.map(String.init)
+            print(
+                "adaptive, unthrottled \(path.name) \(cross.rawValue): \(alarms)/\(trials) differentiation, "
+                    + "\(stops[.equivalence, default: 0]) equivalence (median \(median ?? "-") rounds), "
+                    + "\(stops[.budget, default: 0]) budget")
+            #expect(Double(alarms) / Double(trials) <= 0.01)
+            if path.name == "calm" && (cross == .none || cross == .constant) {
+                // Stopping early: most calm runs end in equivalence well before the cap.
+                #expect(stops[.equivalence, default: 0] >= trials / 2)
+            }
+        }
+    }
+
+    /// Power: the rounds needed at 10, 20 and 30 % slowdown on the calm path without cross traffic and with on/off
+    /// cross traffic (500 runs each), on the calm and the volatile path. At 20 and 30 % on the calm path without
+    /// cross traffic at least 95 % of the runs stop for differentiation (throttled) within 60 rounds; at most 1 % of
+    /// any condition's runs stop otherwise than throttled or at the budget. Printed: detection, median and 90th
+    /// percentile rounds.
+    @Test(arguments: [0.10, 0.20, 0.30]) func roundsNeededForASlowdown(_ slowdown: Double) async {
+        for cross in [CrossTraffic.none, .onOff, .firstSlot] {
+            for path in [Path.calm, Path.volatile] {
+                var generator = SeededGenerator(seed: 3900 + UInt64(slowdown * 100))
+                let trials = 500
+                var found: [Int] = []
+                var wrong = 0
+                for trial in 0..<trials {
+                    if trial % 25 == 0 { await Task.yield() }
+                    let monitor = Self.run(
+                        Self.simulationRule, path: path, cross: cross, appFactor: 1 - slowdown,
+                        generator: &generator)
+                    let stop = monitor.stop()
+                    if stop.reason == .differentiation && stop.direction == .throttled {
+                        found.append(monitor.differences.count)
+                    } else if stop.reason != .budget {
+                        wrong += 1
+                    }
+                }
+                found.sort()
+                let median = found.isEmpty ? "-" : String(found[found.count / 2])
+                let p90 = found.isEmpty ? "-" : String(found[min(found.count - 1, found.count * 9 / 10)])
+                print(
+                    "adaptive, \(Int(slowdown * 100)) % slowdown, \(path.name) \(cross.rawValue): "
+                        + "\(found.count)/\(trials) detected, rounds median \(median), 90th percentile \(p90); "
+                        + "\(wrong) wrong stops")
+                // A stop other than "throttled" or the budget here is "prioritized" (no equivalence can come from a
+                // 10 % slowdown and more): the prioritized wealth is a supermartingale when the app is slower, so at
+                // most α/2 = 0.5 % of the runs, up to the simulation's noise.
+                #expect(Double(wrong) / Double(trials) <= 0.01)
+                if cross == .none && path.name == "calm" && slowdown >= 0.2 {
+                    #expect(Double(found.count) / Double(trials) >= 0.95)
+                }
+            }
+        }
+    }
+
+    /// A wrong equivalence needs the confidence sequence to miss the true shift: at a true slowdown of 6 % (just
+    /// outside the margin) it happens in at most α/2 = 0.5 % of the runs.
+    @Test func wrongEquivalenceIsRare() async {
+        var generator = SeededGenerator(seed: 4900)
+        let trials = 2000
+        var wrong = 0
+        var found = 0
+        for trial in 0..<trials {
+            if trial % 50 == 0 { await Task.yield() }
+            let rule = AdaptiveAnalysis(minimumBytesPerFlow: 1_000_000, maximumRounds: 200)
+            let stop = Self.run(rule, path: .calm, cross: .none, appFactor: 0.94, generator: &generator).stop()
+            if stop.reason == .equivalence { wrong += 1 }
+            if stop.reason == .differentiation { found += 1 }
+        }
+        print("adaptive, 6 % slowdown, calm path: \(wrong)/\(trials) equivalence, \(found) differentiation")
+        #expect(Double(wrong) / Double(trials) <= 0.005)
+    }
+}
