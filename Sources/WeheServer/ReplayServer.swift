@@ -114,6 +114,7 @@ package final class ReplayServer: Service, Sendable {
         let pcapDirectory = configuration.pcapDirectory
         let pcapMaximumBytes = configuration.pcapMaximumBytes
         let pcapLogger = configuration.logger
+        let pcapMetrics = ServerMetrics(registry: configuration.metricsRegistry)
         var tcpListeners: [(recorded: Int, channel: TCPListener)] = []
         var udpListeners: [(recorded: Int, channel: DatagramChannel)] = []
         var sideListeners: [(secure: Bool, channel: TCPListener)] = []
@@ -128,9 +129,10 @@ package final class ReplayServer: Service, Sendable {
                     try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
                     try channel.pipeline.syncOperations.addHandlers(
                         IdleStateHandler(readTimeout: TimeAmount(limits.replayIdleTimeout)), CloseOnIdleHandler())
-                    if let pcap = pcapDirectory,
-                        let capture = PacketCapture(directory: pcap, maximumBytes: pcapMaximumBytes, logger: pcapLogger)
-                    {
+                    if let pcap = pcapDirectory {
+                        // Opens no file: that waits until the connection is claimed by an admitted session.
+                        let capture = PacketCapture(
+                            directory: pcap, maximumBytes: pcapMaximumBytes, logger: pcapLogger, metrics: pcapMetrics)
                         try channel.pipeline.syncOperations.addHandler(capture.handler(), position: .first)
                         try channel.pipeline.syncOperations.addHandler(PacketCaptureTag(capture))
                         channel.closeFuture.whenComplete { _ in capture.finish() }

@@ -47,6 +47,7 @@ struct MetricsTests {
         metrics.activeSessions(2)
         metrics.requestLateness(seconds: 0.01)
         metrics.responseDelay(seconds: 0.001)
+        metrics.fileWriteFailed("pcap", stage: "open")
         let (help, type) = Self.families(registry)
         #expect(Set(type.keys) == Set(ServerMetrics.help.keys), "metrics recorded: \(type.keys.sorted())")
         for name in type.keys.sorted() {

@@ -18,7 +18,8 @@ package import WeheWire
 /// Every file is written to `.partial/` under the archive and renamed into place, so an uploader watching the
 /// table folders never sees half a file. Writing happens on one serial queue, after the database copy is stored: a
 /// slow, full or unwritable disk delays nothing and loses nothing but archive files, each failure logged (and
-/// counted in `failures`).
+/// counted in `failures` and `wehe_file_write_failures_total{kind="archive"}`). The user ID in file and directory
+/// names goes through `ClientFileName`, the rule the packet capture's names follow too (one user, one directory).
 package final class ArchiveWriter: Sendable {
     /// The archive root (the reference's spool directory).
     package let directory: String
@@ -26,6 +27,7 @@ package final class ArchiveWriter: Sendable {
     /// in a file, `wehe` without one).
     package let uuidPrefix: String
     private let logger: Logger
+    private let metrics: ServerMetrics
     private let now: @Sendable () -> Date
     private let queue = DispatchQueue(label: "wehe.archive")
     private let failureCount = Atomic<Int>(0)
@@ -36,12 +38,13 @@ package final class ArchiveWriter: Sendable {
     /// Creates the writer and writes the schemas; an unusable directory is logged, not thrown: the server runs on
     /// and each later write reports its own failure.
     package init(
-        directory: String, uuidPrefix: String = "wehe", logger: Logger,
+        directory: String, uuidPrefix: String = "wehe", logger: Logger, metrics: ServerMetrics = ServerMetrics(),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.directory = directory
         self.uuidPrefix = uuidPrefix
         self.logger = logger
+        self.metrics = metrics
         self.now = now
         for (table, json) in ArchiveSchemas.all {
             do {
@@ -158,8 +161,11 @@ package final class ArchiveWriter: Sendable {
         return masked.split(separator: "/").first.map(String.init) ?? masked
     }
 
-    /// The reference's file name part for a user: the user ID without its `@`.
-    static func bareUser(_ userID: String) -> String { userID.replacingOccurrences(of: "@", with: "") }
+    /// The file name part for a user in the per-user folders: the user ID under the client file name rule.
+    static func user(_ userID: String) -> String { ClientFileName.component(userID) }
+
+    /// The reference's file name part for a user in the tables: `user(_:)` without its `@`.
+    static func bareUser(_ userID: String) -> String { user(userID).replacingOccurrences(of: "@", with: "") }
 
     /// `YYYY-MM-DD HH:MM:SS`, UTC.
     static func timestamp(_ date: Date) -> String {
@@ -220,6 +226,7 @@ package final class ArchiveWriter: Sendable {
 
     private func writeReplay(_ replay: Replay, day: String) throws {
         let user = replay.userID
+        let named = Self.user(user)
         let bare = Self.bareUser(user)
         let ids = "\(replay.historyCount)_\(replay.testID)"
         let address = Self.anonymized(replay.clientAddress)
@@ -255,9 +262,9 @@ package final class ArchiveWriter: Sendable {
             ("xputSamples", .array(replay.samples.mbps.map(ArchiveJSON.float))),
             ("intervals", .array(replay.samples.times.map(ArchiveJSON.float))),
         ])
-        let userDirectory = "replay/\(day)/\(user)"
-        try write(info.serialized(), to: "\(userDirectory)/replayInfo/replayInfo_\(user)_\(ids).json")
-        try write(xputs.serialized(), to: "\(userDirectory)/clientXputs/Xput_\(user)_\(ids).json")
+        let userDirectory = "replay/\(day)/\(named)"
+        try write(info.serialized(), to: "\(userDirectory)/replayInfo/replayInfo_\(named)_\(ids).json")
+        try write(xputs.serialized(), to: "\(userDirectory)/clientXputs/Xput_\(named)_\(ids).json")
         try write(row.serialized(), to: "replayInfo1/\(day)/replayInfo_\(bare)_\(ids).json")
         try write(xputRow.serialized(), to: "clientXputs1/\(day)/Xput_\(bare)_\(ids).json")
     }
@@ -294,8 +301,9 @@ package final class ArchiveWriter: Sendable {
             ("KSAvgDVal", .float(s.meanSubsetKSStatistic)), ("KSAvgPVal", .float(s.meanSubsetKSPValue)),
             ("KSDVal", .float(s.ksStatistic)), ("KSPVal", .float(s.ksPValue)),
         ])
+        let named = Self.user(user)
         try write(
-            decision.serialized(), to: "replay/\(day)/\(user)/decisions/results_\(user)_Client_\(ids).json")
+            decision.serialized(), to: "replay/\(day)/\(named)/decisions/results_\(named)_Client_\(ids).json")
         try write(row.serialized(), to: "decisions1/\(day)/results_\(Self.bareUser(user))_Client_\(ids).json")
     }
 
@@ -359,6 +367,7 @@ package final class ArchiveWriter: Sendable {
         guard pendingCount.add(1, ordering: .relaxed).newValue <= maximumPending else {
             pendingCount.subtract(1, ordering: .relaxed)
             failureCount.add(1, ordering: .relaxed)
+            metrics.fileWriteFailed("archive", stage: "pending")
             logger.error("archive: too many writes pending, dropped", metadata: ["wehe.archive.item": "\(what)"])
             return
         }
@@ -375,21 +384,17 @@ package final class ArchiveWriter: Sendable {
 
     private func report(_ error: any Error, file: String) {
         failureCount.add(1, ordering: .relaxed)
+        metrics.fileWriteFailed("archive", stage: (error as? ArchiveError)?.stage ?? "write")
         logger.error(
             "archive file not written (the database copy is kept)",
             metadata: ["wehe.archive.file": "\(file)", "wehe.error": "\(error)", "wehe.archive": "\(directory)"])
     }
 
-    /// A path component the archive accepts from a client (user IDs): no separators, no dot files.
-    static func isSafeComponent(_ text: String) -> Bool {
-        !text.isEmpty && !text.hasPrefix(".") && !text.contains("/") && !text.contains("\0") && text.count <= 128
-    }
-
     /// Writes `text` to `.partial/` and renames it to `relativePath` (same file system, so the rename is atomic).
     private func write(_ text: String, to relativePath: String) throws {
         let components = relativePath.split(separator: "/").map(String.init)
-        guard components.allSatisfy(Self.isSafeComponent) else {
-            throw ArchiveError(message: "unsafe archive path \(relativePath)")
+        guard components.allSatisfy(ClientFileName.isSafe) else {
+            throw ArchiveError(message: "unsafe archive path \(relativePath)", stage: "path")
         }
         let root = URL(fileURLWithPath: directory, isDirectory: true)
         let target = root.appendingPathComponent(relativePath)
@@ -404,14 +409,16 @@ package final class ArchiveWriter: Sendable {
         guard rename(temporary.path, target.path) == 0 else {
             let reason = String(cString: strerror(errno))
             try? files.removeItem(at: temporary)
-            throw ArchiveError(message: "cannot rename into \(target.path): \(reason)")
+            throw ArchiveError(message: "cannot rename into \(target.path): \(reason)", stage: "rename")
         }
     }
 }
 
-/// Why an archive file was not written.
+/// Why an archive file (or a packet capture) was not written.
 struct ArchiveError: Error, CustomStringConvertible {
     var message: String
+    /// The step that failed, for `wehe_file_write_failures_total`.
+    var stage = "write"
     var description: String { message }
 }
 

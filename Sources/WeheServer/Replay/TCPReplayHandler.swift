@@ -64,7 +64,7 @@ struct TCPReplayHandler {
                     let tag = try? await nioChannel.pipeline.handler(type: PacketCaptureTag.self).get()
                 {
                     let declaration = claimed.declaration
-                    tag.capture.name(
+                    tag.capture.claim(
                         PacketCapture.relativePath(
                             userID: declaration.userID, replayName: declaration.replayName,
                             extraString: declaration.extraString, historyCount: declaration.historyCount,

@@ -15,6 +15,10 @@ package struct ResourceMonitor: Sendable {
     package var diskUseLimit: Double
     /// Directory whose file system is checked; `nil` skips the disk check.
     package var dataDirectory: String?
+    /// More directories whose file systems are checked like the data directory's: the packet capture and archive
+    /// directories (`--pcap`, `--archive`), which grow with every test. One not created yet counts by the nearest
+    /// existing directory above it (the file system it will be created on).
+    package var spoolDirectories: [String] = []
 
     /// Creates a monitor.
     package init(memoryUseLimit: Double, diskUseLimit: Double, dataDirectory: String?) {
@@ -28,8 +32,10 @@ package struct ResourceMonitor: Sendable {
         if let used = Self.memoryUse(), used > memoryUseLimit {
             return "memory \(Int(used * 100)) % used"
         }
-        if let directory = dataDirectory, let used = Self.diskUse(directory), used > diskUseLimit {
-            return "disk \(Int(used * 100)) % used"
+        for directory in (dataDirectory.map { [$0] } ?? []) + spoolDirectories {
+            if let used = Self.diskUse(Self.existingAncestor(directory)), used > diskUseLimit {
+                return "disk \(Int(used * 100)) % used (\(directory))"
+            }
         }
         return nil
     }
@@ -50,6 +56,20 @@ package struct ResourceMonitor: Sendable {
         }
         guard let total, let available, total > 0 else { return nil }
         return 1 - available / total
+    }
+
+    /// `path` when it exists, else its nearest existing ancestor (`.` for a relative path none of whose parents
+    /// exist).
+    static func existingAncestor(_ path: String) -> String {
+        var current = path
+        var info = stat()
+        var steps = 0
+        while stat(current, &info) != 0, steps < 64 {
+            steps += 1
+            guard let slash = current.lastIndex(of: "/") else { return "." }
+            current = slash == current.startIndex ? "/" : String(current[..<slash])
+        }
+        return current
     }
 
     /// Used share of the file system holding `path`; `nil` where unavailable.

@@ -51,11 +51,13 @@ final class ServerContext: Sendable {
             holdTime: configuration.limits.sessionMaximumDuration
         )
         self.limiter = limiter
-        self.resources = ResourceMonitor(
+        var resources = ResourceMonitor(
             memoryUseLimit: configuration.limits.memoryUseLimit,
             diskUseLimit: configuration.limits.diskUseLimit,
             dataDirectory: configuration.dataDirectory
         )
+        resources.spoolDirectories = [configuration.pcapDirectory, configuration.archive?.directory].compactMap { $0 }
+        self.resources = resources
         self.logger = configuration.logger
         self.events = EventRecorder(
             store: configuration.store,

@@ -17,6 +17,8 @@ package struct ServerMetrics: Sendable {
         "wehe_replays_completed_total": "Replays whose throughput samples were stored.",
         "wehe_analyses_total": "Differentiation analyses computed, by verdict.",
         "wehe_active_sessions": "Sessions admitted now.",
+        "wehe_file_write_failures_total":
+            "Packet captures (kind pcap) and archive files (kind archive) not written, by the step that failed.",
         "wehe_request_arrival_lateness_seconds":
             "Timed TCP replays only: how late each request group's last byte arrived versus the trace's schedule, "
             + "seconds (the earliest group of a replay is 0).",
@@ -62,6 +64,11 @@ package struct ServerMetrics: Sendable {
     /// Analyses computed, by verdict.
     package func verdict(_ verdict: String) {
         counter("wehe_analyses_total", [("verdict", verdict)]).increment()
+    }
+    /// A packet capture or archive file that was not written (`kind` pcap or archive; `stage` the step that failed:
+    /// open, write, rename, path, pending).
+    package func fileWriteFailed(_ kind: String, stage: String) {
+        counter("wehe_file_write_failures_total", [("kind", kind), ("stage", stage)]).increment()
     }
     /// Sessions running now.
     package func activeSessions(_ count: Int) {
