@@ -33,11 +33,14 @@ head -c 48 /dev/urandom | base64 >"$WORK/fleet.secret"
 # The analyzer port peers would be asked on; an attacker's listener waits there on 127.0.0.77.
 PEER_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.77", 0)); print(s.getsockname()[1])')
 head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$WORK/operator.token"
-"$BIN/wehe-server" certs --out "$WORK/certs" --host 127.0.0.1 >/dev/null
+# 127.0.0.78 is a fleet peer that is this same server behind a relay (localize-nonce-flood), so it is in the
+# certificate, a fleet peer, and one of the names fleet requests may be signed for.
+"$BIN/wehe-server" certs --out "$WORK/certs" --host 127.0.0.1 --host 127.0.0.78 >/dev/null
 "$BIN/wehe-server" serve --replays Fixtures/replays --data "$WORK/server" --bind 127.0.0.1 --ephemeral-replay-ports \
     --side-channel-port 0 --side-channel-plain-port 0 --analyzer-port 0 --analyzer-plain-port 0 \
     --tls-cert "$WORK/certs/server.crt" --tls-key "$WORK/certs/server.key" --peer-ca "$WORK/certs/ca.crt" \
     --fleet-secret-file "$WORK/fleet.secret" --peer-analyzer-port "$PEER_PORT" --dashboard-port 0 \
+    --fleet-peer 127.0.0.78 --fleet-host-name 127.0.0.78 \
     --dashboard-token-file "$WORK/operator.token" --log-level warning >"$WORK/server.out" 2>"$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 300); do

@@ -146,8 +146,13 @@ package struct ReplayServerConfiguration: Sendable {
     /// Names and addresses other fleet members reach this server by, besides the address a request arrives on and
     /// `serverName` (a public address behind NAT, a proxy's address): a fleet request must be signed for one of them.
     package var fleetHostNames: [String] = []
-    /// `localize` requests allowed per client address and minute (a burst of as many).
+    /// `localize` requests allowed per client address and minute (a burst of as many); as many per user id.
     package var localizeRequestsPerMinute = 6
+    /// `localize` requests allowed per client network (/24, /64) and minute (a burst of as many).
+    package var localizeRequestsPerNetworkPerMinute = 12
+    /// Signed requests this server sends to each fleet peer a minute (a burst of as many): each costs the peer a
+    /// remembered nonce, and `localize`, open to anyone, triggers them.
+    package var peerRequestsPerMinute = 60
     /// Networks of proxies whose connections may declare the client's real address (`realIP` of the ID
     /// declaration); from anyone else the declared address is ignored and the socket peer counts.
     package var trustedProxies: [LocalizationPair.Prefix] = []
@@ -209,7 +214,8 @@ package struct ReplayServerConfiguration: Sendable {
             throw ReplayServerError(.invalidConfiguration, "sample count \(sampleCount) is outside 1…100000")
         }
         guard limits.maximumConnections > 0, limits.maximumConnectionsPerAddress > 0, limits.maximumSessions > 0,
-            limits.maximumSessionsPerNetwork > 0, localizeRequestsPerMinute > 0, sessionEventsPerMinute > 0
+            limits.maximumSessionsPerNetwork > 0, localizeRequestsPerMinute > 0, sessionEventsPerMinute > 0,
+            localizeRequestsPerNetworkPerMinute > 0, peerRequestsPerMinute > 0
         else {
             throw ReplayServerError(.invalidConfiguration, "connection and session limits must be positive")
         }

@@ -186,8 +186,17 @@ struct ServeCommand: AsyncParsableCommand {
         ))
     var fleetHostName: [String] = []
 
-    @Option(name: .long, help: "localize requests allowed per client address and minute (default 6).")
+    @Option(name: .long, help: "localize requests allowed per client address, and per user id, a minute (default 6).")
     var localizePerMinute: Int?
+
+    @Option(name: .long, help: "localize requests allowed per client /24 or /64 and minute (default 12).")
+    var localizePerNetworkPerMinute: Int?
+
+    @Option(
+        name: .long,
+        help: "Signed requests this server sends to each fleet peer a minute (default 60; each costs the peer a nonce)."
+    )
+    var peerRequestsPerMinute: Int?
 
     @Option(name: .long, help: "Milliseconds between TCP_INFO readings of a replay connection (default 10, 0 = off).")
     var lossSamplingMs: Int?
@@ -313,6 +322,12 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.limits.maximumSessionsPerNetwork = value
         }
         if let value = localizePerMinute ?? file.localizePerMinute { configuration.localizeRequestsPerMinute = value }
+        if let value = localizePerNetworkPerMinute ?? file.localizePerNetworkPerMinute {
+            configuration.localizeRequestsPerNetworkPerMinute = value
+        }
+        if let value = peerRequestsPerMinute ?? file.peerRequestsPerMinute {
+            configuration.peerRequestsPerMinute = value
+        }
         configuration.fleetPeers = fleetPeer + (file.fleetPeer ?? [])
         configuration.fleetHostNames = fleetHostName + (file.fleetHostName ?? [])
         if let value = gracePeriod ?? file.gracePeriod { configuration.limits.shutdownGracePeriod = .seconds(value) }
@@ -573,6 +588,8 @@ struct FileSettings: Decodable {
     var fleetPeer: [String]?
     var fleetHostName: [String]?
     var localizePerMinute: Int?
+    var localizePerNetworkPerMinute: Int?
+    var peerRequestsPerMinute: Int?
     var dashboardHost: [String]?
     var dashboardTokenFile: String?
     var gracePeriod: Int?

@@ -185,16 +185,14 @@ struct AnalyzerAPI: Sendable {
     }
 
     private func localize(_ parameters: [String: String], clientAddress: String) async throws -> Answer {
-        // Each request may make this server ask two others and store a row: a few per address and minute.
-        guard context.localizeLimiter.allow(AddressText.normalized(clientAddress)) else {
-            return Answer(
-                status: 429,
-                body: Self.object([
-                    ("success", .bool(false)),
-                    ("error", .string("too many localize requests from this address; try again in a minute")),
-                ]))
+        // Each request may make this server ask two others and store a row: a few per address, network, user and
+        // minute (LocalizeAdmission).
+        func tooMany(_ reason: String) -> Answer {
+            Answer(status: 429, body: Self.object([("success", .bool(false)), ("error", .string(reason))]))
         }
+        if let refusal = context.localizeAdmission.admit(clientAddress: clientAddress) { return tooMany(refusal) }
         let userID = try Self.userID(parameters)
+        if let refusal = context.localizeAdmission.admit(userID: userID) { return tooMany(refusal) }
         let first = try Self.jsonObject(parameters, "server1Info")
         let second = try Self.jsonObject(parameters, "server2Info")
         let single = try Self.jsonObject(parameters, "singleServerInfo")

@@ -13,6 +13,11 @@ import Synchronization
 /// The receiver accepts a signature only when the signed host names itself (a request captured on its way to one
 /// member cannot be replayed to another), the date lies within `window` of its own clock, and the nonce was not
 /// seen within that window (a captured request cannot be replayed to the same member either).
+///
+/// The nonces are remembered by signed date, at most `nonceCapacity` of them. A flood of signed requests does not
+/// lock the fleet out: when the store is full, the nonces of the oldest signed second are forgotten and every
+/// request dated at or before that second is refused from then on, so a forgotten nonce can never be replayed,
+/// while requests signed now (what members send) are still accepted.
 package struct FleetAuthenticator: Sendable {
     /// Header carrying the request date.
     package static let dateHeader = "X-Wehe-Fleet-Date"
@@ -22,12 +27,12 @@ package struct FleetAuthenticator: Sendable {
     package static let signatureHeader = "X-Wehe-Fleet-Signature"
     /// Shortest secret accepted, bytes.
     package static let minimumSecretBytes = 32
-    /// Most nonces remembered at once; beyond it (a flood of validly signed requests) requests are refused.
-    package static let nonceCapacity = 100_000
+    /// Most nonces remembered at once by default (about 100 bytes each); beyond it the oldest are forgotten.
+    package static let defaultNonceCapacity = 100_000
 
     private let secret: [UInt8]
     private var key: SymmetricKey { SymmetricKey(data: secret) }
-    private let seenNonces = NonceCache()
+    private let seenNonces: NonceStore
     /// Largest difference between the request date and this server's clock.
     package let window: TimeInterval
 
@@ -41,7 +46,10 @@ package struct FleetAuthenticator: Sendable {
 
     /// Creates an authenticator from the shared secret.
     /// - Throws: `ReplayServerError` `.invalidConfiguration` for a secret shorter than `minimumSecretBytes`.
-    package init(secret: [UInt8], window: TimeInterval = 600) throws(ReplayServerError) {
+    /// - Parameter nonceCapacity: most nonces remembered at once; when full, the oldest signed second is forgotten.
+    package init(
+        secret: [UInt8], window: TimeInterval = 600, nonceCapacity: Int = Self.defaultNonceCapacity
+    ) throws(ReplayServerError) {
         guard secret.count >= Self.minimumSecretBytes else {
             throw ReplayServerError(
                 .invalidConfiguration,
@@ -49,7 +57,11 @@ package struct FleetAuthenticator: Sendable {
         }
         self.secret = secret
         self.window = window
+        self.seenNonces = NonceStore(capacity: max(1, nonceCapacity))
     }
+
+    /// Nonces remembered now (accepted requests whose date is still within the window).
+    package var rememberedNonces: Int { seenNonces.count }
 
     /// Reads the secret from a file (surrounding whitespace and newlines ignored).
     /// - Throws: `ReplayServerError` `.invalidConfiguration` when the file cannot be read or the secret is short.
@@ -140,10 +152,16 @@ package struct FleetAuthenticator: Sendable {
                 "fleet signature dated \(Int(skew)) s from this server's clock (more than \(Int(window)) s: clocks "
                     + "disagree or the request was replayed)")
         }
-        switch seenNonces.insert(nonceText.lowercased(), expires: now.addingTimeInterval(2 * window), now: now) {
+        let nowSeconds = Int(now.timeIntervalSince1970.rounded(.down))
+        switch seenNonces.insert(
+            nonceText.lowercased(), date: seconds, oldestKept: nowSeconds - Int(window.rounded(.up)) - 1)
+        {
         case .fresh: return .member
         case .seen: return .refused("fleet request replayed (its nonce was already used)")
-        case .full: return .refused("too many fleet requests in the signature window; try again later")
+        case .forgotten:
+            return .refused(
+                "fleet request dated before the oldest nonce this server still remembers (a flood of fleet "
+                    + "requests made it forget older ones); sign it anew")
         }
     }
 
@@ -175,20 +193,45 @@ package struct FleetAuthenticator: Sendable {
     }
 }
 
-/// The nonces of accepted fleet requests until their signatures expire.
-private final class NonceCache: Sendable {
-    enum Outcome { case fresh, seen, full }
+/// The nonces of accepted fleet requests, grouped by signed date (Unix seconds), while that date can still pass the
+/// date check. At most `capacity` nonces: when full, whole seconds are forgotten oldest first, and `floor`, the
+/// latest forgotten second, refuses every request dated at or before it (its nonce may have been forgotten). A
+/// replay carries its original date (the signature covers it), so it is either found or refused by the floor.
+private final class NonceStore: Sendable {
+    enum Outcome { case fresh, seen, forgotten }
 
-    private let entries = Mutex<[String: Date]>([:])
+    private struct State {
+        var seconds: [Int: Set<String>] = [:]
+        var count = 0
+        var floor = Int.min
+    }
 
-    func insert(_ nonce: String, expires: Date, now: Date) -> Outcome {
-        entries.withLock { entries in
-            if let expiry = entries[nonce], expiry > now { return .seen }
-            if entries.count >= FleetAuthenticator.nonceCapacity {
-                entries = entries.filter { $0.value > now }
-                if entries.count >= FleetAuthenticator.nonceCapacity { return .full }
+    private let state = Mutex(State())
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    var count: Int { state.withLock { $0.count } }
+
+    /// Records `nonce` signed at `date`; seconds before `oldestKept` are dropped when room is needed (the date
+    /// check refuses them anyway).
+    func insert(_ nonce: String, date: Int, oldestKept: Int) -> Outcome {
+        state.withLock { state in
+            guard date > state.floor else { return .forgotten }
+            if state.seconds[date]?.contains(nonce) == true { return .seen }
+            if state.count >= capacity {
+                for (second, nonces) in state.seconds where second < oldestKept {
+                    state.seconds[second] = nil
+                    state.count -= nonces.count
+                }
             }
-            entries[nonce] = expires
+            while state.count >= capacity, let oldest = state.seconds.keys.min() {
+                state.count -= state.seconds.removeValue(forKey: oldest)?.count ?? 0
+                state.floor = max(state.floor, oldest)
+            }
+            guard date > state.floor else { return .forgotten }
+            state.seconds[date, default: []].insert(nonce)
+            state.count += 1
             return .fresh
         }
     }

@@ -12,6 +12,10 @@ import WeheWire
 /// and signed with the fleet secret (`FleetAuthenticator`). One request per measurement, `Connection: close`,
 /// bounded in time and size. Every failure comes back as a `ReplayServerError` with code `.peer` and a reason that
 /// the localization note repeats.
+///
+/// Each signed request costs the peer a remembered nonce, and `localize` (which anyone may call) triggers them, so
+/// the requests to each peer are bounded: at most `budget.perMinute` a minute (a burst of as many), and a
+/// measurement asked again within `PeerAnswerCache.lifetime` is answered from `cache` without a new request.
 struct PeerMeasurements: Sendable {
     /// CA certificate file that peer servers' certificates chain to; `nil` asks no peer (signed requests never go
     /// over plain HTTP).
@@ -24,8 +28,25 @@ struct PeerMeasurements: Sendable {
     let authenticator: FleetAuthenticator?
     /// Wall clock for the signature date.
     let now: @Sendable () -> Date
+    /// Signed requests allowed to each peer (keyed by host name), a minute.
+    let budget: RateLimiter
+    /// Recent successful answers.
+    let cache: PeerAnswerCache
     /// Largest answer accepted (a loss timeline of 90 000 readings is about 3 MB of JSON).
     static let maximumBytes = 8 << 20
+
+    init(
+        caCertificatePath: String?, port: Int, timeout: Duration, authenticator: FleetAuthenticator?,
+        requestsPerMinute: Int, now: @escaping @Sendable () -> Date, cache: PeerAnswerCache = PeerAnswerCache()
+    ) {
+        self.caCertificatePath = caCertificatePath
+        self.port = port
+        self.timeout = timeout
+        self.authenticator = authenticator
+        self.now = now
+        self.budget = RateLimiter(perMinute: Double(requestsPerMinute), burst: requestsPerMinute, capacity: 4_096)
+        self.cache = cache
+    }
 
     /// The original replay's throughput samples (Mbit/s) of `userID/historyCount` on `host`.
     func clientThroughput(host: String, userID: String, historyCount: Int) async -> Result<[Double], ReplayServerError>
@@ -140,6 +161,15 @@ struct PeerMeasurements: Sendable {
             ("historyCount", String(historyCount)), ("testID", "0"), ("kwargs", kwargs),
         ])
         let target = "/Results?" + query
+        let cacheKey = FleetAuthenticator.hostName(host) + " " + target
+        if let cached = cache.answer(cacheKey) { return .success(cached) }
+        guard budget.allow(FleetAuthenticator.hostName(host)) else {
+            return .failure(
+                ReplayServerError(
+                    .peer,
+                    "\(host) not asked for \(type): this server's budget of \(Int(budget.perMinute)) signed requests "
+                        + "a minute to it is spent; try again in a minute"))
+        }
         let status: Int
         let body: String
         do {
@@ -156,6 +186,7 @@ struct PeerMeasurements: Sendable {
             if case .string(let message)? = root?["error"] { reason += ", \(message)" }
             return .failure(ReplayServerError(.peer, "\(host) refused \(type): \(reason)"))
         }
+        cache.store(cacheKey, result, bytes: body.utf8.count)
         return .success(result)
     }
 
@@ -271,4 +302,73 @@ private final class ManagedAtomicFlag: Sendable {
     private let value = Atomic<Bool>(false)
     func set() { value.store(true, ordering: .relaxed) }
     var isSet: Bool { value.load(ordering: .relaxed) }
+}
+
+/// Successful `getMeasurements` answers of peers for `lifetime`, keyed by peer and request target: a `localize`
+/// asked again (a client's retry, or one caller repeating it) costs the peer no new signed request. Bounded in
+/// entries and in answer bytes; the oldest answers go first.
+final class PeerAnswerCache: Sendable {
+    private struct Entry {
+        var value: JSONValue
+        var bytes: Int
+        var stored: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var order: [String] = []
+        var bytes = 0
+    }
+
+    private let state = Mutex(State())
+    /// How long an answer is reused. A replay's measurements do not change once stored.
+    let lifetime: Duration
+    /// Most answers kept.
+    let maximumEntries: Int
+    /// Most answer bytes (JSON text) kept.
+    let maximumBytes: Int
+
+    init(lifetime: Duration = .seconds(300), maximumEntries: Int = 256, maximumBytes: Int = 32 << 20) {
+        self.lifetime = lifetime
+        self.maximumEntries = maximumEntries
+        self.maximumBytes = maximumBytes
+    }
+
+    /// The answer stored for `key` if it is younger than `lifetime`.
+    func answer(_ key: String, now: ContinuousClock.Instant = .now) -> JSONValue? {
+        state.withLock { state in
+            guard let entry = state.entries[key] else { return nil }
+            guard entry.stored.duration(to: now) < lifetime else {
+                Self.remove(key, from: &state)
+                return nil
+            }
+            return entry.value
+        }
+    }
+
+    /// Keeps `value` (`bytes` of JSON text) for `key`, forgetting the oldest answers beyond the bounds.
+    func store(_ key: String, _ value: JSONValue, bytes: Int, now: ContinuousClock.Instant = .now) {
+        guard bytes <= maximumBytes else { return }
+        state.withLock { state in
+            Self.remove(key, from: &state)
+            while let oldest = state.order.first,
+                state.order.count >= maximumEntries || state.bytes + bytes > maximumBytes
+                    || state.entries[oldest].map({ $0.stored.duration(to: now) >= lifetime }) == true
+            {
+                Self.remove(oldest, from: &state)
+            }
+            state.entries[key] = Entry(value: value, bytes: bytes, stored: now)
+            state.order.append(key)
+            state.bytes += bytes
+        }
+    }
+
+    /// Answers kept now.
+    var count: Int { state.withLock { $0.entries.count } }
+
+    private static func remove(_ key: String, from state: inout State) {
+        guard let entry = state.entries.removeValue(forKey: key) else { return }
+        state.bytes -= entry.bytes
+        state.order.removeAll { $0 == key }
+    }
 }

@@ -22,8 +22,8 @@ final class ServerContext: Sendable {
     let udpSendLogs = UDPSendLogs()
     /// Merge-point probe delays of recent replays (`--merge-point-probe`).
     let mergePointProbes = MergePointProbeLog()
-    /// `localize` requests per client address.
-    let localizeLimiter: RateLimiter
+    /// `localize` requests per client address, network and user id.
+    let localizeAdmission: LocalizeAdmission
     /// Session-log rows for refused or failed declarations, per client network.
     let eventLimiter: RateLimiter
     /// The servers `localize` may ask for measurements: the configured pairs' and fleet peers' hosts.
@@ -73,8 +73,10 @@ final class ServerContext: Sendable {
             archive: configuration.archive
         )
         self.filler = ByteBuffer(repeating: 0, count: 64 * 1024)
-        let localizeRate = Double(configuration.localizeRequestsPerMinute)
-        self.localizeLimiter = RateLimiter(perMinute: localizeRate, burst: configuration.localizeRequestsPerMinute)
+        self.localizeAdmission = LocalizeAdmission(
+            perAddressPerMinute: configuration.localizeRequestsPerMinute,
+            perNetworkPerMinute: configuration.localizeRequestsPerNetworkPerMinute,
+            perUserPerMinute: configuration.localizeRequestsPerMinute)
         self.eventLimiter = RateLimiter(
             perMinute: Double(configuration.sessionEventsPerMinute), burst: configuration.sessionEventsPerMinute)
         let pairHosts = configuration.localizationServerPairs.flatMap { [$0.first, $0.second] }
@@ -84,6 +86,7 @@ final class ServerContext: Sendable {
             port: configuration.peerAnalyzerPort,
             timeout: configuration.peerTimeout,
             authenticator: configuration.fleetAuthenticator,
+            requestsPerMinute: configuration.peerRequestsPerMinute,
             now: configuration.now
         )
     }
