@@ -85,6 +85,14 @@ package struct ReplayServerConfiguration: Sendable {
         package var memoryUseLimit = 0.95
         /// Refuse new sessions (`0;3`) when the used share of the data directory's disk exceeds this fraction.
         package var diskUseLimit = 0.95
+        /// Replays one client network (IPv4 /24, IPv6 /48) may store in `storedReplayWindow` (`StoredReplayQuota`).
+        package var storedReplaysPerNetwork = 400
+        /// The rolling window of `storedReplaysPerNetwork`.
+        package var storedReplayWindow: Duration = .seconds(86_400)
+        /// `DPIanalysis` requests per user and minute, twice as many in a burst (`DPIRequestLimits`).
+        package var dpiRequestsPerUserPerMinute = 30
+        /// DPI requests (every DPI command) per client network and minute, twice as many in a burst.
+        package var dpiRequestsPerNetworkPerMinute = 60
         /// On SIGTERM: how long running sessions may go on before they are cut.
         package var shutdownGracePeriod: Duration = .seconds(30)
         /// Creates the default limits.

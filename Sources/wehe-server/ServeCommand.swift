@@ -124,6 +124,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
+        help: "Replays whose samples one /24 (IPv4) or /48 (IPv6) may store per 24 h, default 400.")
+    var storedReplaysPerNetwork: Int?
+
+    @Option(
+        name: .long,
         help: ArgumentHelp(
             "Network (CIDR) of a proxy whose side channels may declare the client's real address (repeatable); from "
                 + "anyone else the declared address is ignored."
@@ -320,6 +325,10 @@ struct ServeCommand: AsyncParsableCommand {
         if let value = maxSessions ?? file.maxSessions { configuration.limits.maximumSessions = value }
         if let value = maxSessionsPerNetwork ?? file.maxSessionsPerNetwork {
             configuration.limits.maximumSessionsPerNetwork = value
+        }
+        if let value = storedReplaysPerNetwork ?? file.storedReplaysPerNetwork {
+            guard value > 0 else { throw ValidationError("--stored-replays-per-network must be at least 1") }
+            configuration.limits.storedReplaysPerNetwork = value
         }
         if let value = localizePerMinute ?? file.localizePerMinute { configuration.localizeRequestsPerMinute = value }
         if let value = localizePerNetworkPerMinute ?? file.localizePerNetworkPerMinute {
@@ -584,6 +593,7 @@ struct FileSettings: Decodable {
     var maxSessions: Int?
     var retentionDays: Int?
     var maxSessionsPerNetwork: Int?
+    var storedReplaysPerNetwork: Int?
     var trustedProxy: [String]?
     var fleetPeer: [String]?
     var fleetHostName: [String]?

@@ -99,11 +99,14 @@ struct DPIAnalysisTests {
     }
 
     /// Runs a whole search through the API; returns the probes handed out and the final answer.
+    /// A search follows a stored test with differentiation, and each report a stored probe replay
+    /// (`StoredTestLimitsTests`): `store` gets them as the search goes.
     static func search(
-        port: Int, replay: String, keywords: [Keyword], every: Bool = false, probeBytes: Int? = nil,
-        limit: Int = 400, user: String = user
+        port: Int, store: any ResultStore, replay: String, keywords: [Keyword], every: Bool = false,
+        probeBytes: Int? = nil, limit: Int = 400, user: String = user
     ) async throws -> (probes: [DPIProbeMessage], outcome: DPIAnalysisResponse) {
         let key = key(replay, user: user)
+        try await StoredTestLimitsTests.seedIfMissing(store, user: user, replay: replay)
         var answer = try parse(
             try await post(port, DPIAnalysisRequest.currentProbe(key: key, historyCount: 1, testID: 2).formPairs)
         ).get()
@@ -111,6 +114,7 @@ struct DPIAnalysisTests {
         var testID = 2
         while case .probe(let probe) = answer, probes.count < limit {
             probes.append(probe)
+            try await StoredTestLimitsTests.seedIfMissing(store, user: user, replay: replay, probe: testID)
             let report = DPIAnalysisRequest(
                 key: key, historyCount: 1, testID: testID, testedLeft: probe.testRegionLeft,
                 testedRight: probe.testRegionRight, diff: breaks(probe, keywords: keywords, every: every),
@@ -140,7 +144,8 @@ struct DPIAnalysisTests {
         try await ServerHarness.run(replays: directory) { server in
             let port = try #require(server.ports.analyzerPlain)
             let (probes, outcome) = try await Self.search(
-                port: port, replay: "DPIVec-11212026", keywords: [Keyword(packet: "C_1", bytes: 100..<108)],
+                port: port, store: server.store, replay: "DPIVec-11212026",
+                keywords: [Keyword(packet: "C_1", bytes: 100..<108)],
                 probeBytes: 1000)
             #expect(probes.count == 27)
             let opening = probes.prefix(7).map { "\($0.testPacket)[\($0.testRegionLeft),\($0.testRegionRight))" }
@@ -183,7 +188,8 @@ struct DPIAnalysisTests {
         try await ServerHarness.run(replays: directory) { server in
             let port = try #require(server.ports.analyzerPlain)
             let (probes, outcome) = try await Self.search(
-                port: port, replay: "DPIVec-11212026", keywords: [Keyword(packet: "C_1", bytes: 100..<101)])
+                port: port, store: server.store, replay: "DPIVec-11212026",
+                keywords: [Keyword(packet: "C_1", bytes: 100..<101)])
             #expect(probes.count == 16)
             let rule = try #require(Self.rules(outcome).first)
             #expect(rule.left == 100 && rule.right == 101)
@@ -197,7 +203,8 @@ struct DPIAnalysisTests {
         try await ServerHarness.run(replays: directory) { server in
             let port = try #require(server.ports.analyzerPlain)
             let (probes, outcome) = try await Self.search(
-                port: port, replay: "DPIVec-11212026", keywords: [Keyword(packet: "S_1", bytes: 40..<52)])
+                port: port, store: server.store, replay: "DPIVec-11212026",
+                keywords: [Keyword(packet: "S_1", bytes: 40..<52)])
             #expect(probes.count == 39)
             #expect(probes.first?.testPacket == "C_1")
             #expect(
@@ -217,7 +224,8 @@ struct DPIAnalysisTests {
         try await ServerHarness.run(replays: directory) { server in
             let port = try #require(server.ports.analyzerPlain)
             let (probes, outcome) = try await Self.search(
-                port: port, replay: "DPIVec-11212026", keywords: [Keyword(packet: "C_1", bytes: 2..<8)])
+                port: port, store: server.store, replay: "DPIVec-11212026",
+                keywords: [Keyword(packet: "C_1", bytes: 2..<8)])
             #expect(probes.map(\.testPacket) == ["C_1", "S_1", "S_2"])
             let none = try #require(Self.noRule(outcome))
             #expect(none.reason == .packetsExhausted)
@@ -231,7 +239,8 @@ struct DPIAnalysisTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await ServerHarness.run(replays: directory) { server in
             let port = try #require(server.ports.analyzerPlain)
-            let (probes, outcome) = try await Self.search(port: port, replay: "DPITwelve-11212026", keywords: [])
+            let (probes, outcome) = try await Self.search(
+                port: port, store: server.store, replay: "DPITwelve-11212026", keywords: [])
             #expect(probes.count == 10)
             let none = try #require(Self.noRule(outcome))
             #expect(none.reason == .noDPIInFirstPackets)
@@ -243,10 +252,16 @@ struct DPIAnalysisTests {
     func d6() async throws {
         let directory = try Self.vectorDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await ServerHarness.run(replays: directory) { server in
+        // 201 requests at once: a real client runs a replay per probe, so the allowances (per user 60 at once, then
+        // 30 a minute; per network 120, then 60) pace it; here the search itself is under test.
+        let configure: (inout ReplayServerConfiguration) -> Void = {
+            $0.limits.dpiRequestsPerUserPerMinute = 200
+            $0.limits.dpiRequestsPerNetworkPerMinute = 200
+        }
+        try await ServerHarness.run(replays: directory, configure: configure) { server in
             let port = try #require(server.ports.analyzerPlain)
             let (probes, outcome) = try await Self.search(
-                port: port, replay: "DPIBig-11212026", keywords: [], every: true)
+                port: port, store: server.store, replay: "DPIBig-11212026", keywords: [], every: true)
             #expect(probes.count == 200)
             let none = try #require(Self.noRule(outcome))
             #expect(none.reason == .probeLimitReached)
@@ -262,7 +277,7 @@ struct DPIAnalysisTests {
         try await ServerHarness.run(replays: directory) { server in
             let port = try #require(server.ports.analyzerPlain)
             let (probes, outcome) = try await Self.search(
-                port: port, replay: "DPIVec-11212026",
+                port: port, store: server.store, replay: "DPIVec-11212026",
                 keywords: [Keyword(packet: "C_1", bytes: 20..<24), Keyword(packet: "C_1", bytes: 200..<206)])
             #expect(probes.count == 51)
             let rule = try #require(Self.rules(outcome).first)
@@ -277,7 +292,8 @@ struct DPIAnalysisTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await ServerHarness.run(replays: directory) { server in
             let port = try #require(server.ports.analyzerPlain)
-            let (probes, outcome) = try await Self.search(port: port, replay: "DPITiny-11212026", keywords: [])
+            let (probes, outcome) = try await Self.search(
+                port: port, store: server.store, replay: "DPITiny-11212026", keywords: [])
             #expect(probes.isEmpty)
             #expect(Self.noRule(outcome)?.reason == .noProbeablePacket)
         }
@@ -298,6 +314,8 @@ struct DPIAnalysisTests {
             }
             let key = Self.key("DPIVec-11212026")
             let ask = DPIAnalysisRequest.currentProbe(key: key, historyCount: 1, testID: 2)
+            try await StoredTestLimitsTests.seedIfMissing(
+                server.store, user: Self.user, replay: "DPIVec-11212026", probe: 2)
             // Unknown replay.
             #expect(
                 try await code(
@@ -361,6 +379,8 @@ struct DPIAnalysisTests {
         try await ServerHarness.run(replays: directory) { server in
             let port = try #require(server.ports.analyzerPlain)
             let key = Self.key("DPIVec-11212026")
+            try await StoredTestLimitsTests.seedTest(
+                server.store, user: Self.user, historyCount: 7, replay: "DPIVec-11212026")
             _ = try await Self.post(
                 port, DPIAnalysisRequest.currentProbe(key: key, historyCount: 7, testID: 2).formPairs)
             try await server.store.save(
@@ -377,14 +397,12 @@ struct DPIAnalysisTests {
             }
             #expect(probe.numTests == 1)
             #expect(probe.bytesUsed == 230 + 751 + 182)
-            // A probe whose replay never reached the store costs nothing known.
+            // A probe whose replay never reached the store is refused (it did not run here).
             let second = DPIAnalysisRequest(
                 key: key, historyCount: 7, testID: 3, testedLeft: 10, testedRight: 120, diff: false)
-            guard case .probe(let third) = try Self.parse(try await Self.post(port, second.formPairs)).get() else {
-                Issue.record("expected a third probe")
-                return
-            }
-            #expect(third.bytesUsed == 230 + 751 + 182)
+            let refused = try await Self.post(port, second.formPairs)
+            #expect(DPIAnalysisResponse.errorCode(Array(refused.utf8)) == .invalidParameter)
+            #expect(refused.contains("did not run on this server"), "\(refused)")
         }
     }
 
@@ -410,12 +428,15 @@ struct DPIAnalysisTests {
         let handedOut: [DPIProbeMessage] = try await closing(first) { store in
             try await withServer(replays: replays, store: store) { port in
                 var probes: [DPIProbeMessage] = []
+                try await StoredTestLimitsTests.seedIfMissing(store, user: user, replay: "DPIVec-11212026")
                 var answer = try parse(
                     try await post(
                         port, DPIAnalysisRequest.currentProbe(key: key, historyCount: 1, testID: 2).formPairs)
                 ).get()
                 while case .probe(let probe) = answer, probes.count < 12 {
                     probes.append(probe)
+                    try await StoredTestLimitsTests.seedIfMissing(
+                        store, user: user, replay: "DPIVec-11212026", probe: 2 + probes.count)
                     let report = DPIAnalysisRequest(
                         key: key, historyCount: 1, testID: 2 + probes.count, testedLeft: probe.testRegionLeft,
                         testedRight: probe.testRegionRight, diff: breaks(probe, keywords: keywords), probeBytes: 500)
@@ -429,7 +450,8 @@ struct DPIAnalysisTests {
             try await withServer(replays: replays, store: store) { port in
                 // The restarted server hands out the 13th probe and finishes the search where it stopped.
                 let (probes, outcome) = try await search(
-                    port: port, replay: "DPIVec-11212026", keywords: keywords, probeBytes: 500, user: user)
+                    port: port, store: store, replay: "DPIVec-11212026", keywords: keywords, probeBytes: 500, user: user
+                )
                 #expect(probes.first?.numTests == 12)
                 #expect(probes.count == 27 - 12)
                 let rule = try #require(rules(outcome).first)

@@ -28,7 +28,9 @@ struct AnalyzerAPI: Sendable {
     private var store: any ResultStore { context.configuration.store }
 
     private var dpi: DPIService {
-        DPIService(store: store, catalogue: context.catalogue, now: context.configuration.now)
+        DPIService(
+            store: store, catalogue: context.catalogue, now: context.configuration.now, analyzer: context.analysis,
+            limits: context.dpiLimits)
     }
 
     /// Answers one request from `clientAddress` (the socket peer).
@@ -51,9 +53,8 @@ struct AnalyzerAPI: Sendable {
             case "localizeResult": return try await localizeResult(parameters)
             case "getMeasurements": return try await measurements(parameters, caller: caller)
             case DatagramReceipt.command: return try await udpLoss(parameters, clientAddress: clientAddress)
-            case DPIMessages.analysisCommand: return Answer(await dpi.analysis(parameters))
-            case DPIMessages.ruleCommand: return Answer(await dpi.rule(parameters))
-            case DPIMessages.resetCommand: return Answer(await dpi.reset(parameters))
+            case DPIMessages.analysisCommand, DPIMessages.ruleCommand, DPIMessages.resetCommand:
+                return Answer(await dpi.answer(command, parameters, clientAddress: clientAddress))
             default: return failure("unknown command")
             }
         } catch let error as ParameterError {

@@ -75,10 +75,19 @@ actor DPISearchLocks {
 /// A report must name the probe last handed out (its region, and its packet when `testPacket` is sent); anything
 /// else is refused with a `dpiError` code and changes nothing. A finished search is moved to the results (what
 /// `DPIrule` answers and the dashboards list); the next `DPIanalysis` with -1/-1 starts a new search.
+///
+/// A search is tied to a stored test (analysis.md 5.2: it follows a test that found differentiation): every
+/// `DPIanalysis` names a test of that user (`historyCount`) whose original and control replays ran here, on the
+/// searched replay, and whose analysis found differentiation; every report names a probe replay (`testID`) stored
+/// here. Requests are limited per client network and per user (`DPIRequestLimits`), and a reported `probeBytes` is
+/// clamped to one full replay of the trace.
 struct DPIService: Sendable {
     let store: any ResultStore
     let catalogue: ReplayCatalogue
     let now: @Sendable () -> Date
+    /// The per-test analysis (the verdict of the test a search follows).
+    let analyzer: AnalysisRunner
+    let limits: DPIRequestLimits
 
     struct Reply: Error, Sendable, Equatable {
         var status: Int
@@ -102,6 +111,62 @@ struct DPIService: Sendable {
             return .failure(refuse(.invalidParameter, "carrierName and replayName must be at most 200 bytes"))
         }
         return .success(DPISearchID(userID: key.userID, carrierName: key.carrierName, replayName: key.replayName))
+    }
+
+    /// Answers one of the three DPI commands from `clientAddress`, within the network's request allowance.
+    func answer(_ command: String, _ parameters: [String: String], clientAddress: String) async -> Reply {
+        if let refusal = limits.admit(clientAddress: clientAddress) { return Self.tooMany(refusal) }
+        switch command {
+        case DPIMessages.ruleCommand: return await rule(parameters)
+        case DPIMessages.resetCommand: return await reset(parameters)
+        default: return await analysis(parameters)
+        }
+    }
+
+    private static func tooMany(_ reason: String) -> Reply {
+        refuse(.unavailable, reason, status: 429)
+    }
+
+    /// Refuses a request that is not tied to a stored test of its user with differentiation, or a report whose probe
+    /// replay did not reach the store; `nil` when it is tied.
+    private func untied(_ request: DPIAnalysisRequest) async -> Reply? {
+        let key = TestKey(userID: request.key.userID, historyCount: request.historyCount)
+        let test: TestRecord?
+        do {
+            test = try await store.test(key)
+        } catch {
+            return unavailable(error)
+        }
+        guard let test, test.replay(0) != nil, test.replay(1) != nil else {
+            return Self.refuse(
+                .invalidParameter,
+                "no test \(key) with its original and control replays (testID 0 and 1) ran on this server: a DPI"
+                    + " search follows a test that found differentiation here")
+        }
+        guard test.metadata.replayName == request.key.replayName else {
+            return Self.refuse(
+                .invalidParameter,
+                "test \(key) replayed \(test.metadata.replayName.prefix(80)), not \(request.key.replayName.prefix(80))")
+        }
+        let verdict: Verdict?
+        do {
+            verdict = try await analyzer.result(for: key, comparedTestID: 1)?.1.summary.verdict
+        } catch {
+            return unavailable(error)
+        }
+        guard verdict == .differentiation else {
+            return Self.refuse(
+                .invalidParameter,
+                "test \(key) found no differentiation (\(verdict?.rawValue ?? "no analysis")): there is no"
+                    + " classification to search for")
+        }
+        if !request.asksForCurrentProbe, test.replay(request.testID) == nil {
+            return Self.refuse(
+                .invalidParameter,
+                "the probe replay (testID \(request.testID) of test \(key)) did not run on this server: report a"
+                    + " probe after its replay")
+        }
+        return nil
     }
 
     // MARK: DPIanalysis
@@ -130,6 +195,8 @@ struct DPIService: Sendable {
                 .invalidParameter,
                 "testID \(request.testID) is one of the test's own replays (0 original, 1 control): probes use 2, 3, …")
         }
+        if let refusal = limits.admit(userID: id.userID) { return Self.tooMany(refusal) }
+        if let refusal = await untied(request) { return refusal }
         await DPISearchLocks.shared.acquire(id)
         let reply = await locked(request, id: id, replay: replay, packets: packets)
         await DPISearchLocks.shared.release(id)
@@ -224,10 +291,11 @@ struct DPIService: Sendable {
             ).responseBody())
     }
 
-    /// What a reported probe cost: the client's `probeBytes`, else one full replay of the trace when the store has
-    /// the probe's replay (its samples were uploaded, so it ran), else 0.
+    /// What a reported probe cost: the client's `probeBytes`, at most one full replay of the trace (what one probe
+    /// can move), else one full replay when the store has the probe's replay (its samples were uploaded, so it ran),
+    /// else 0.
     private func probeBytes(_ request: DPIAnalysisRequest, replay: LoadedReplay) async -> Int {
-        if let reported = request.probeBytes { return reported }
+        if let reported = request.probeBytes { return min(max(0, reported), replay.dpiTraceBytes) }
         let key = TestKey(userID: request.key.userID, historyCount: request.historyCount)
         guard let test = try? await store.test(key), test.replay(request.testID) != nil else { return 0 }
         return replay.dpiTraceBytes

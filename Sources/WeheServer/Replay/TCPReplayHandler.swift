@@ -59,6 +59,7 @@ struct TCPReplayHandler {
                     throw ReplayServerError(.unknownClient, "replay connection from an address without a session")
                 }
                 session = claimed
+                claimed.recordTraffic(clientBytes: first.readableBytes, active: true, at: arrival)
                 self.claimed()
                 if context.configuration.pcapDirectory != nil,
                     let tag = try? await nioChannel.pipeline.handler(type: PacketCaptureTag.self).get()
@@ -147,6 +148,7 @@ struct TCPReplayHandler {
                     )
                 }
                 received += chunk.readableBytes
+                session.recordTraffic(clientBytes: chunk.readableBytes, active: false)
             }
             let complete = ContinuousClock.now
             let scheduled = origin + .seconds(group.requestTime)
@@ -155,7 +157,7 @@ struct TCPReplayHandler {
                 let start = ContinuousClock.now
                 record.reaction = Self.seconds(complete.duration(to: start))
                 record.responseLateness = Self.seconds(scheduled.duration(to: start))
-                try await sendBurst(group, timed: replay.timed, outbound: outbound)
+                try await sendBurst(group, timed: replay.timed, session: session, outbound: outbound)
             }
             timing.groups.append(record)
         }
@@ -166,15 +168,20 @@ struct TCPReplayHandler {
     private func sendBurst(
         _ group: ResponseGroup,
         timed: Bool,
+        session: Session,
         outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     ) async throws {
+        // Bytes count when handed over (before the write: the client may read them and send DONE before this task
+        // resumes); the activity when the write returns (the client drained enough to make room).
         if let segments = group.segments {
             let start = ContinuousClock.now
             for segment in segments {
                 if timed, segment.offset > 0 {
                     try await Task.sleep(until: start + .seconds(segment.offset), clock: .continuous)
                 }
+                session.recordTraffic(serverBytes: segment.payload.count, active: false)
                 try await outbound.write(ByteBuffer(bytes: segment.payload))
+                session.recordTraffic(active: true)
             }
         } else {
             var remaining = group.responseLength
@@ -186,7 +193,9 @@ struct TCPReplayHandler {
                         ?? ByteBuffer(repeating: 0, count: size))
                 remaining -= size
                 if batch.count == 8 || remaining == 0 {
+                    session.recordTraffic(serverBytes: batch.reduce(0) { $0 + $1.readableBytes }, active: false)
                     try await outbound.write(contentsOf: batch)
+                    session.recordTraffic(active: true)
                     batch.removeAll(keepingCapacity: true)
                 }
             }

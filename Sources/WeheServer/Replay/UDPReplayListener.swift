@@ -31,7 +31,10 @@ struct UDPReplayListener {
                     let address = envelope.remoteAddress
                     let ip = AddressText.normalized(address.ipAddress ?? "unknown")
                     let source = "\(ip)|\(address.port ?? 0)"
-                    if active.contains(source) { continue }
+                    if let running = active.session(for: source) {
+                        running.recordTraffic(clientBytes: envelope.data.readableBytes, active: true)
+                        continue
+                    }
                     let payload = Array(envelope.data.readableBytesView)
                     guard let (session, index) = await claim(payload, from: ip, source: source, carried: &carried)
                     else {
@@ -41,7 +44,8 @@ struct UDPReplayListener {
                         continue
                     }
                     let opened = session.replay.udpFlow(opening: payload, serverPort: recordedPort)
-                    active.insert(source)
+                    session.recordTraffic(clientBytes: payload.count, active: true)
+                    active.insert(source, session)
                     group.addTask {
                         await stream(
                             session, flowIndex: index, opened: opened, to: address, outbound: outbound,
@@ -117,6 +121,7 @@ struct UDPReplayListener {
                     AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: datagram.payload)))
                 sent += 1
                 bytes += datagram.payload.count
+                session.recordTraffic(serverBytes: datagram.payload.count, active: false)
                 log.sentAt.append(TCPInfoSampler.seconds(sentAt))
                 log.sizes.append(datagram.payload.count)
                 log.digests.append(DatagramReceipt.digest(datagram.payload))
@@ -138,11 +143,12 @@ struct UDPReplayListener {
     }
 }
 
-/// The client addresses whose UDP stream is running on one listener.
+/// The client addresses whose UDP stream is running on one listener, with their sessions (a running flow's later
+/// datagrams count as the client's replay traffic).
 private final class ActiveFlows: Sendable {
-    private let sources = Mutex(Set<String>())
+    private let sources = Mutex([String: Session]())
 
-    func contains(_ source: String) -> Bool { sources.withLock { $0.contains(source) } }
-    func insert(_ source: String) { sources.withLock { _ = $0.insert(source) } }
-    func remove(_ source: String) { sources.withLock { _ = $0.remove(source) } }
+    func session(for source: String) -> Session? { sources.withLock { $0[source] } }
+    func insert(_ source: String, _ session: Session) { sources.withLock { $0[source] = session } }
+    func remove(_ source: String) { sources.withLock { _ = $0.removeValue(forKey: source) } }
 }

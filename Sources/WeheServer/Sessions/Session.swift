@@ -32,6 +32,10 @@ package final class Session: Sendable {
         var tcpClaimed = false
         var udpFlowsStarted: [String] = []
         var closeReason: String?
+        var clientBytes = 0
+        var serverBytes = 0
+        var firstActive: ContinuousClock.Instant?
+        var lastActive: ContinuousClock.Instant?
     }
 
     /// Creates a session.
@@ -72,6 +76,34 @@ package final class Session: Sendable {
 
     /// Whether replay traffic reached this session: its TCP connection was claimed or a UDP flow started.
     package var replayStarted: Bool { state.withLock { $0.tcpClaimed || !$0.udpFlowsStarted.isEmpty } }
+
+    /// Records replay traffic: bytes received from the client and bytes handed to the socket for it; `active` marks
+    /// the instant as replay activity, from the first such instant to the last (`ReplayProgress`: a TCP connection's
+    /// first bytes and each response write the client drained, every UDP datagram from the client).
+    package func recordTraffic(
+        clientBytes: Int = 0, serverBytes: Int = 0, active: Bool, at instant: ContinuousClock.Instant = .now
+    ) {
+        state.withLock { state in
+            state.clientBytes += clientBytes
+            state.serverBytes += serverBytes
+            guard active else { return }
+            if state.firstActive == nil { state.firstActive = instant }
+            if state.lastActive.map({ $0 < instant }) ?? true { state.lastActive = instant }
+        }
+    }
+
+    /// What the server saw of the replay so far.
+    package var progress: ReplayProgress {
+        state.withLock { state in
+            var seconds = 0.0
+            if let first = state.firstActive, let last = state.lastActive {
+                let span = first.duration(to: last).components
+                seconds = max(0, Double(span.seconds) + Double(span.attoseconds) / 1e18)
+            }
+            return ReplayProgress(
+                clientBytes: state.clientBytes, serverBytes: state.serverBytes, activeSeconds: seconds)
+        }
+    }
 
     /// Whether a TCP replay connection can still be claimed.
     package var awaitsTCP: Bool {

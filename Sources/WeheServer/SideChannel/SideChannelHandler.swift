@@ -108,6 +108,21 @@ struct SideChannelHandler {
         notifier: SideChannelNotifier,
         logger: Logger
     ) async throws -> Session? {
+        // A network whose stored-replay quota is used up is refused before its replay, not after it.
+        let network = storedReplayNetwork(declaration, peer: peer)
+        if replay != nil, context.storedReplayQuota.remaining(network) < 1 {
+            let reason = quotaReason(network)
+            try? await notifier.send(PermissionReply.denied(.lowResources, sampleCount: nil).body + ";" + reason)
+            context.metrics.admission("denied-quota")
+            logger.notice("replay refused", metadata: ["wehe.reason": "\(reason)"])
+            await recordUnadmitted(
+                .admissionDenied,
+                declaration: WeheWireDeclaration(
+                    userID: declaration.userID, historyCount: declaration.historyCount, testID: declaration.testID,
+                    replayName: declaration.replayName),
+                peer: peer, detail: "0;3: \(reason)")
+            return nil
+        }
         let shortage = context.isDraining ? "server shutting down" : context.resources.shortage()
         let decision = await context.registry.admit(
             declaration: declaration,
@@ -141,6 +156,29 @@ struct SideChannelHandler {
             await recordUnadmitted(.admissionDenied, declaration: wireDeclaration, peer: peer, detail: detail)
             return nil
         }
+    }
+
+    /// The network whose stored-replay quota a declaration from `peer` draws on (IPv4 /24, IPv6 /48 of the client's
+    /// address as admission sees it).
+    private func storedReplayNetwork(_ declaration: IDDeclaration, peer: String) -> String {
+        StoredReplayQuota.network(
+            of: SessionRegistry.clientAddress(
+                declaration: declaration, peerAddress: peer, trustedProxies: context.configuration.trustedProxies))
+    }
+
+    /// Why a network's replays are not stored now.
+    private func quotaReason(_ network: String) -> String {
+        let quota = context.storedReplayQuota
+        let hours = Int(quota.window.components.seconds / 3600)
+        let minutes = max(1, (quota.secondsUntilNext(network) + 59) / 60)
+        return "your network stored its quota of \(quota.limit) replays per \(hours) h on this server; "
+            + "the next can be stored in about \(minutes) min"
+    }
+
+    /// Sends a refusal after `DONE` (in place of the `OK`: the client logs it) and throws it.
+    private func refuseSamples(_ reason: String, notifier: SideChannelNotifier) async throws -> Never {
+        try? await notifier.send("Refused;" + reason)
+        throw ReplayServerError(.protocolViolation, reason + ": samples refused")
     }
 
     /// A session-log row for a declaration that was not admitted: anyone can send those, so only a few per client
@@ -199,6 +237,8 @@ struct SideChannelHandler {
         // sent: the client connects as soon as it reads them, and on a loaded server that connection may be handled
         // before this task resumes after the send (it was then refused as coming from an address without a session).
         deadline.cancel()
+        // The replay window (grant to DONE) on the server's clock: it contains the whole replay (SampleBound).
+        let windowStart = ContinuousClock.now
         session.markReady()
         try await notifier.send(context.portMapBody)
         try await notifier.send(String(session.replay.senderCount))
@@ -213,6 +253,7 @@ struct SideChannelHandler {
         deadline = progressDeadline(session, limits.replayPhaseTimeout, waitingFor: "DONE after the replay")
         // #8: DONE;<seconds> (or the Python client's ipFlip / timeout).
         let done = try await reader.next()
+        let window = ContinuousClock.now - windowStart
         deadline.cancel()
         guard let clientDuration = SideChannelMessage.parseClientDone(done) else {
             let text = String(decoding: done.prefix(40), as: UTF8.self)
@@ -221,9 +262,16 @@ struct SideChannelHandler {
             }
             throw ReplayServerError(.protocolViolation, "expected DONE;<seconds>, got '\(text)'")
         }
-        // Samples are stored only for a replay that ran: one whose traffic reached this server.
-        guard session.replayStarted else {
-            throw ReplayServerError(.protocolViolation, "DONE without any replay traffic: samples refused")
+        // Samples are stored only for a replay that ran here: half of its bytes, or traffic for half of its duration
+        // (ReplayProgress), not one packet to a replay port.
+        let requirement = ReplayProgress.requirement(for: session.replay)
+        let progress = session.progress
+        guard session.replayStarted, progress.meets(requirement) else {
+            // The upload is read and dropped first: closing on unread bytes resets the connection, and the client
+            // could lose the refusal.
+            deadline = progressDeadline(session, progressTimeout, waitingFor: "the throughput samples")
+            _ = try? await reader.next()
+            try await refuseSamples(progress.shortfall(of: requirement), notifier: notifier)
         }
         // #9: throughput samples (a legacy NoJitter message may come first).
         deadline = progressDeadline(session, progressTimeout, waitingFor: "the throughput samples")
@@ -237,7 +285,20 @@ struct SideChannelHandler {
         } catch {
             throw ReplayServerError(.protocolViolation, "bad throughput upload: \(error.message)", underlying: error)
         }
+        // No more samples than the replay could have produced: the analysis reads every one.
+        do {
+            try SampleBound.check(
+                samples, sampleCount: context.configuration.sampleCount,
+                windowSeconds: Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18)
+        } catch {
+            try await refuseSamples(error.message, notifier: notifier)
+        }
         deadline.cancel()
+        // The network's stored-replay quota is drawn now, for samples about to be stored.
+        let network = storedReplayNetwork(session.declaration, peer: session.peerAddress)
+        guard context.storedReplayQuota.take(network) else {
+            try await refuseSamples(quotaReason(network), notifier: notifier)
+        }
         // Persist before the OK.
         try await persist(session: session, samples: samples, clientDuration: clientDuration, stats: stats)
         if let archive = context.configuration.archive {
@@ -264,16 +325,20 @@ struct SideChannelHandler {
         } catch let error as ReplayServerError where error.code == .connectionClosed {
             // The client closed after the first OK, as the Java client does.
         }
-        // Analyse eagerly once the compared replay is in; the answer is then ready for `singleResult`.
+        // Analyse eagerly once the compared replay is in; the answer is then ready for `singleResult`. The
+        // computation runs on the analysis threads (bounded per network and server-wide); waiting for it here is
+        // bounded too: past the wait, or when the queue refuses it, `singleResult` gets it later.
         if session.declaration.testID != 0 {
             do {
                 _ = try await context.analysis.result(
-                    for: session.key.test, comparedTestID: session.declaration.testID)
+                    for: session.key.test, comparedTestID: session.declaration.testID,
+                    waitingAtMost: limits.progressTimeout)
             } catch {
                 logger.warning("eager analysis failed", metadata: ["wehe.error": "\(error)"])
             }
         } else if let test = try? await context.configuration.store.test(session.key.test), test.replay(1) != nil {
-            _ = try? await context.analysis.result(for: session.key.test, comparedTestID: 1)
+            _ = try? await context.analysis.result(
+                for: session.key.test, comparedTestID: 1, waitingAtMost: limits.progressTimeout)
         }
     }
 

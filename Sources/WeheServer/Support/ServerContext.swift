@@ -26,6 +26,10 @@ final class ServerContext: Sendable {
     let localizeAdmission: LocalizeAdmission
     /// Session-log rows for refused or failed declarations, per client network.
     let eventLimiter: RateLimiter
+    /// Replays whose samples each client network may store (`--stored-replays-per-network`).
+    let storedReplayQuota: StoredReplayQuota
+    /// DPI requests per user and per client network.
+    let dpiLimits: DPIRequestLimits
     /// The servers `localize` may ask for measurements: the configured pairs' and fleet peers' hosts.
     let fleetPeers: Set<String>
     let logger: Logger
@@ -77,6 +81,11 @@ final class ServerContext: Sendable {
             perAddressPerMinute: configuration.localizeRequestsPerMinute,
             perNetworkPerMinute: configuration.localizeRequestsPerNetworkPerMinute,
             perUserPerMinute: configuration.localizeRequestsPerMinute)
+        self.storedReplayQuota = StoredReplayQuota(
+            limit: configuration.limits.storedReplaysPerNetwork, window: configuration.limits.storedReplayWindow)
+        self.dpiLimits = DPIRequestLimits(
+            perUserPerMinute: configuration.limits.dpiRequestsPerUserPerMinute,
+            perNetworkPerMinute: configuration.limits.dpiRequestsPerNetworkPerMinute)
         self.eventLimiter = RateLimiter(
             perMinute: Double(configuration.sessionEventsPerMinute), burst: configuration.sessionEventsPerMinute)
         let pairHosts = configuration.localizationServerPairs.flatMap { [$0.first, $0.second] }

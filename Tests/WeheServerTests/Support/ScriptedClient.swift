@@ -64,7 +64,8 @@ struct ScriptedClient {
             try await peer.send("DONE;\(doneSeconds)")
             try await peer.send(samples)
             outcome.okAfterSamples = try await peer.receiveReply()
-            guard outcome.okAfterSamples != nil else { return outcome }
+            // A refusal (`Refused;<why>`, the samples not stored) ends the exchange: the server closes.
+            guard let reply = outcome.okAfterSamples, !reply.hasPrefix("Refused;") else { return outcome }
             try await peer.send("Result;No")
             outcome.okAfterResult = try await peer.receiveReply()
             outcome.notifications = peer.notifications
