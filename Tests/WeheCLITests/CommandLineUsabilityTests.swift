@@ -32,7 +32,9 @@ struct CommandLineUsabilityTests {
             #expect(!help.stdout.contains("25 result for another user"), "\(command)")
             #expect(help.stdout.range(of: #"[Ii]ssues? [0-9]"#, options: .regularExpression) == nil, "\(command)")
         }
-        #expect(try CommandRunner.run("wehe", ["run", "--help"]).stdout.contains("wehe help exit-codes"))
+        // Help text is wrapped to the width: compare with the line breaks folded into spaces.
+        let runHelp = try CommandRunner.run("wehe", ["run", "--help"]).stdout
+        #expect(runHelp.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("wehe help exit-codes"))
     }
 
     @Test("wehe help exit-codes lists one code a line")
@@ -93,7 +95,7 @@ struct CommandLineUsabilityTests {
         let typo = try CommandRunner.run(
             "wehe", ["run", "tinywbe", "--replays", fixtures, "--data-dir", data, "--accept-consent", "--lang", "fr"])
         #expect(typo.status == 64)
-        #expect(typo.stderr.contains("vouliez-vous dire « tinyweb (Tiny Web) » ?"), "\(typo.stderr)")
+        #expect(typo.stderr.contains("vouliez-vous dire « tinyweb » (Tiny Web) ?"), "\(typo.stderr)")
         #expect(!typo.stderr.contains("did you mean") && !typo.stderr.contains("no test"), "\(typo.stderr)")
         let command = try CommandRunner.run("wehe", ["rnu", "--lang", "fr"])
         #expect(command.status == 64)
@@ -117,7 +119,7 @@ struct CommandLineUsabilityTests {
 
     @Test("an unusable data directory is reported before consent is asked (26, not 4)")
     func dataDirectoryBeforeConsent() throws {
-        let parent = TestResources.temporaryDirectory("wehe-usability-consent")
+        let parent = TestResources.temporaryDirectory("wehe-usability-unusable-data")
         try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         let blocker = parent + "/file"
         #expect(FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8)))

@@ -55,7 +55,7 @@ enum TestSelection {
             else { continue }
             suggested.append(entry)
         }
-        let names = suggested.prefix(3).map { $0.name.lowercased() == $0.id ? $0.id : "\($0.id) (\($0.name))" }
+        let names = suggested.prefix(3).map { (id: $0.id, name: $0.name.lowercased() == $0.id ? nil : $0.name) }
         return CLIError(code: .usage, Strings.active.unknownTest(name, suggestions: names))
     }
 

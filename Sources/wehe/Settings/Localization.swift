@@ -494,8 +494,12 @@ struct Strings: Sendable {
             + anotherDirectory
     }
     /// A test name the catalog does not know, with the closest known ones.
-    func unknownTest(_ name: String, suggestions: [String]) -> String {
-        let quoted = suggestions.map { language == .fr ? "« \($0) »" : "'\($0)'" }
+    func unknownTest(_ name: String, suggestions: [(id: String, name: String?)]) -> String {
+        // The id is what to type, so it alone is quoted: 'tinyweb' (Tiny Web).
+        let quoted = suggestions.map { suggestion in
+            (language == .fr ? "« \(suggestion.id) »" : "'\(suggestion.id)'")
+                + (suggestion.name.map { " (\($0))" } ?? "")
+        }
         let alternatives = quoted.joined(separator: pick(" or ", " ou "))
         let guess =
             quoted.isEmpty ? "" : pick("; did you mean \(alternatives)?", " ; vouliez-vous dire \(alternatives) ?")
