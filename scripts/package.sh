@@ -20,9 +20,10 @@ OUT=${OUT:-.build/packages}
 command -v dpkg-deb >/dev/null || { echo "package.sh: dpkg-deb is missing (apt-get install dpkg)" >&2; exit 3; }
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
-    # Man pages first: swift-argument-parser's manual generator builds every product in release mode (dynamically
-    # linked) and reads each command's help; the static build below then relinks the two binaries we ship.
-    swift package plugin generate-manual --configuration release --multi-page --authors "Wehe for Swift" \
+    # Man pages: swift-argument-parser's manual generator builds every product and reads each command's help. The
+    # help text does not depend on the build configuration, so it uses the debug build (which CI has already made)
+    # rather than a second release build with other flags than the static one below.
+    swift package plugin generate-manual --configuration debug --multi-page --authors "Wehe for Swift" \
         >"${TMPDIR:-/tmp}/wehe-manual.log" 2>&1 || { tail -20 "${TMPDIR:-/tmp}/wehe-manual.log" >&2; exit 1; }
     for product in wehe wehe-server; do
         swift build -c release --static-swift-stdlib --product "$product"
