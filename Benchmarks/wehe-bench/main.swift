@@ -15,6 +15,8 @@ case "replays":
     runReplayBenchmarks(directory: rest.first ?? "../shared/replays")
 case "statistics":
     runStatisticsBenchmarks()
+case "analysis-cost":
+    runAnalysisCostBenchmarks(rest)
 case "store":
     await runStoreBenchmarks(postgresURL: getenv("WEHE_BENCH_POSTGRES_URL").map { String(cString: $0) })
 case "client":
@@ -35,6 +37,7 @@ default:
         usage: wehe-bench <suite> [options]
           replays [dir]      load + validate a replay directory and its largest trace
           statistics         exact KS p-value timings
+          analysis-cost [n]  one test's analysis by sample count: the server's bounded KS against SciPy's auto
           store              SQLite (and PostgreSQL via $WEHE_BENCH_POSTGRES_URL) inserts/s and 1M-test streaming
           client [dir]       send lateness on loopback (Youtube, Skype), wall time / (2 x trace duration),
                              client CPU and peak memory of a 50 MB port test

@@ -1,12 +1,13 @@
 public import WeheCore
-import WeheStatistics
+package import WeheStatistics
 
 /// The per-test differentiation analysis: original and control throughput samples in, `AnalysisSummary` out
 /// (analysis.md sections 2.1 and 2.4, protocol.md section 9.5).
 ///
 /// Steps, following the current Wehe server (`O` original, `R` control, `O⁺`/`R⁺` their samples > 0):
 /// 1. means with zeros, `area_test = (m_R − m_O) / max(m_O, m_R)`;
-/// 2. exact two-sided two-sample KS test on `O⁺` vs `R⁺`;
+/// 2. exact two-sided two-sample KS test on `O⁺` vs `R⁺` (asymptotic beyond 1000 × 1000 values of unequal
+///    sizes: `kolmogorovSmirnovMethod`);
 /// 3. jackknife ratio over 100 rounds of half-size subsets of `O` and `R` (zeros included), with an injected
 ///    random number generator so results are reproducible;
 /// 4. the configured client rule (`VerdictRules`) turns the numbers into a verdict.
@@ -21,6 +22,10 @@ import WeheStatistics
 public struct DifferentiationAnalyzer: Sendable {
     /// The configuration in force.
     public let configuration: DifferentiationConfiguration
+    /// The KS method of steps 2 and 3: exact up to `KolmogorovSmirnov.analysisExactCells` (n1·n2, unequal sizes),
+    /// asymptotic beyond, so that an upload's sample count cannot make the analysis quadratic. Benchmarks set
+    /// `.auto` to measure the unbounded cost.
+    package var kolmogorovSmirnovMethod = StatisticsBridge.ksMethod
 
     /// Creates an analyzer.
     /// - Throws: `WeheAnalysisError` with code `.invalidConfiguration` for an invalid configuration.
@@ -116,12 +121,13 @@ public struct DifferentiationAnalyzer: Sendable {
             )
         }
 
-        let ks = try StatisticsBridge.kolmogorovSmirnov(originalPositive, controlPositive, of: "positive samples")
+        let ks = try StatisticsBridge.kolmogorovSmirnov(
+            originalPositive, controlPositive, of: "positive samples", method: kolmogorovSmirnovMethod)
         var remarks: [String] = []
         let jackknife = try Jackknife.compute(
             originalList, controlList, fullPValue: ks.pValue, rounds: configuration.jackknifeRounds,
             fraction: configuration.jackknifeFraction, pThreshold: configuration.jackknifePThreshold,
-            using: &generator
+            method: kolmogorovSmirnovMethod, using: &generator
         )
         if jackknife == nil {
             remarks.append("too few samples for the jackknife; ks2_ratio_test set to 0")

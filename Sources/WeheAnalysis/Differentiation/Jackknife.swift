@@ -28,6 +28,7 @@ enum Jackknife {
         rounds: Int,
         fraction: Double,
         pThreshold: Double,
+        method: KolmogorovSmirnov.Method = StatisticsBridge.ksMethod,
         using generator: inout G
     ) throws(WeheAnalysisError) -> Result? {
         let firstCount = Int((Double(first.count) * fraction).rounded(.down))
@@ -47,7 +48,7 @@ enum Jackknife {
             for index in 0..<firstCount { firstSubset[index] = first[positions[index]] }
             for index in 0..<secondCount { secondSubset[index] = second[positions[firstCount + index]] }
             let result = try StatisticsBridge.kolmogorovSmirnov(
-                sorting: &firstSubset, &secondSubset, of: "jackknife subsets")
+                sorting: &firstSubset, &secondSubset, of: "jackknife subsets", method: method)
             statisticSum += result.statistic
             pValueSum += result.pValue
             if same ? result.pValue > pThreshold : result.pValue < pThreshold {

@@ -12,32 +12,38 @@ enum StatisticsBridge {
         }
     }
 
-    /// Two-sided two-sample KS test with SciPy's default method selection.
+    /// The KS method of the analysis: SciPy's selection, with the exact p-value of unequal sizes bounded to
+    /// `n1·n2 ≤ KolmogorovSmirnov.analysisExactCells` (sample counts come from a client's upload; beyond the bound
+    /// the exact sum costs seconds per test, the asymptotic p-value microseconds).
+    static let ksMethod = KolmogorovSmirnov.Method.bounded(exactCells: KolmogorovSmirnov.analysisExactCells)
+
+    /// Two-sided two-sample KS test (`ksMethod` unless told otherwise).
     static func kolmogorovSmirnov(
-        _ first: [Double], _ second: [Double], of what: String
+        _ first: [Double], _ second: [Double], of what: String, method: KolmogorovSmirnov.Method = ksMethod
     ) throws(WeheAnalysisError) -> KolmogorovSmirnov.Result {
         do {
-            return try KolmogorovSmirnov.twoSample(first, second)
+            return try KolmogorovSmirnov.twoSample(first, second, method: method)
         } catch {
             throw WeheAnalysisError(.statisticsFailed, "KS test of \(what): \(error.message)")
         }
     }
 
-    /// Two-sided two-sample KS test with SciPy's default method selection on two buffers that it sorts in place
-    /// (same result as `kolmogorovSmirnov(_:_:of:)` on the unsorted values, without copying them).
+    /// Two-sided two-sample KS test (`ksMethod` unless told otherwise) on two buffers that it sorts in place
+    /// (same result as `kolmogorovSmirnov(_:_:of:method:)` on the unsorted values, without copying them).
     static func kolmogorovSmirnov(
-        sorting first: inout [Double], _ second: inout [Double], of what: String
+        sorting first: inout [Double], _ second: inout [Double], of what: String,
+        method: KolmogorovSmirnov.Method = ksMethod
     ) throws(WeheAnalysisError) -> KolmogorovSmirnov.Result {
         guard first.allSatisfy(\.isFinite), second.allSatisfy(\.isFinite) else {
             // Not sorted: the unsorted entry point names the offending value.
-            return try kolmogorovSmirnov(first, second, of: what)
+            return try kolmogorovSmirnov(first, second, of: what, method: method)
         }
         first.sort()
         second.sort()
         do {
             return try first.withUnsafeBufferPointer { (a) throws(StatisticsError) in
                 try second.withUnsafeBufferPointer { (b) throws(StatisticsError) in
-                    try KolmogorovSmirnov.twoSample(sortedFirst: a, sortedSecond: b)
+                    try KolmogorovSmirnov.twoSample(sortedFirst: a, sortedSecond: b, method: method)
                 }
             }
         } catch {

@@ -80,18 +80,28 @@ struct AnalyzerAPI: Sendable {
         guard record.replay(0) != nil, record.replay(testID) != nil else {
             return failure("Test \(key) lacks the samples of testID 0 or \(testID)")
         }
-        if let (_, analysis) = try await context.analysis.result(for: key, comparedTestID: testID) {
+        // Started here, computed on the analysis threads; the answer waits a little, the result goes to singleResult.
+        if let (_, analysis) = try await context.analysis.result(
+            for: key, comparedTestID: testID, waitingAtMost: Self.analysisWait)
+        {
             context.metrics.verdict(analysis.summary.verdict.rawValue)
         }
         return Answer(status: 200, body: #"{"success": true}"#)
     }
+
+    /// How long `analyze` and `singleResult` wait for an analysis being computed before answering without it.
+    static let analysisWait: Duration = .seconds(5)
 
     private func singleResult(_ parameters: [String: String]) async throws -> Answer {
         let userID = try Self.userID(parameters)
         let historyCount = try Self.integer(parameters, "historyCount")
         let testID = try Self.integer(parameters, "testID")
         let key = TestKey(userID: userID, historyCount: historyCount)
-        guard testID >= 1, let (record, analysis) = try await context.analysis.result(for: key, comparedTestID: testID)
+        // An analysis not done within `analysisWait` (queued behind others, or refused for now) answers "No result
+        // found": the clients ask again.
+        guard testID >= 1,
+            let (record, analysis) = try await context.analysis.result(
+                for: key, comparedTestID: testID, waitingAtMost: Self.analysisWait)
         else {
             return notFound
         }
