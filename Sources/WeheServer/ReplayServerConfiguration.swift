@@ -50,6 +50,9 @@ package struct ReplayServerConfiguration: Sendable {
         /// Concurrently admitted sessions from one network (the client's /24 for IPv4, /64 for IPv6); more are
         /// refused with `0;3`, so a few addresses cannot hold every slot.
         package var maximumSessionsPerNetwork = 32
+        /// Concurrently admitted sessions from one IPv6 /48 (a site: one customer's or one provider pool's block of
+        /// /64s); more are refused with `0;3`. Four /64s' worth: without it the 64 /64s of one /48 hold all 2048.
+        package var maximumSessionsPerSite = 128
         /// Longest wait for the next step of an admitted session's protocol (iperf and mobile-stats messages after
         /// the grant, the replay's first connection or datagram after the port map, the throughput upload after
         /// `DONE`); a session that stops advancing is closed.
@@ -222,8 +225,8 @@ package struct ReplayServerConfiguration: Sendable {
             throw ReplayServerError(.invalidConfiguration, "sample count \(sampleCount) is outside 1…100000")
         }
         guard limits.maximumConnections > 0, limits.maximumConnectionsPerAddress > 0, limits.maximumSessions > 0,
-            limits.maximumSessionsPerNetwork > 0, localizeRequestsPerMinute > 0, sessionEventsPerMinute > 0,
-            localizeRequestsPerNetworkPerMinute > 0, peerRequestsPerMinute > 0
+            limits.maximumSessionsPerNetwork > 0, limits.maximumSessionsPerSite > 0, localizeRequestsPerMinute > 0,
+            sessionEventsPerMinute > 0, localizeRequestsPerNetworkPerMinute > 0, peerRequestsPerMinute > 0
         else {
             throw ReplayServerError(.invalidConfiguration, "connection and session limits must be positive")
         }

@@ -18,6 +18,7 @@ package actor SessionRegistry {
     private let policy: ReplayServerConfiguration.AdmissionPolicy
     private let maximumSessions: Int
     private let maximumSessionsPerNetwork: Int
+    private let maximumSessionsPerSite: Int
     private let trustedProxies: [LocalizationPair.Prefix]
     private let holdTime: Duration
     private var nextID: UInt64 = 1
@@ -28,6 +29,9 @@ package actor SessionRegistry {
     /// Sessions per client network (/24, /64) and the network of each session.
     private var byNetwork: [String: Int] = [:]
     private var networkOf: [UInt64: String] = [:]
+    /// Sessions per IPv6 /48 and the /48 of each IPv6 session.
+    private var bySite: [String: Int] = [:]
+    private var siteOf: [UInt64: String] = [:]
 
     /// Creates a registry.
     /// - Parameters:
@@ -35,15 +39,18 @@ package actor SessionRegistry {
     ///   - maximumSessions: sessions admitted at once; more are refused as low resources.
     ///   - maximumSessionsPerNetwork: sessions admitted at once from one client network (/24, /64); more are
     ///     refused as low resources.
+    ///   - maximumSessionsPerSite: sessions admitted at once from one IPv6 /48; more are refused as low resources.
     ///   - trustedProxies: networks whose connections may declare the client's real address.
     ///   - holdTime: how long a holder keeps its address against other users (the published server: 5 minutes).
     package init(
         policy: ReplayServerConfiguration.AdmissionPolicy, maximumSessions: Int,
-        maximumSessionsPerNetwork: Int = .max, trustedProxies: [LocalizationPair.Prefix] = [], holdTime: Duration
+        maximumSessionsPerNetwork: Int = .max, maximumSessionsPerSite: Int = .max,
+        trustedProxies: [LocalizationPair.Prefix] = [], holdTime: Duration
     ) {
         self.policy = policy
         self.maximumSessions = maximumSessions
         self.maximumSessionsPerNetwork = maximumSessionsPerNetwork
+        self.maximumSessionsPerSite = maximumSessionsPerSite
         self.trustedProxies = trustedProxies
         self.holdTime = holdTime
     }
@@ -102,7 +109,13 @@ package actor SessionRegistry {
         let network = AddressText.network(client)
         let replaced = earlier == nil ? 0 : 1
         let inNetwork = byNetwork[network, default: 0] - (earlier.map { networkOf[$0.id] == network ? 1 : 0 } ?? 0)
-        guard resourcesAvailable, all.count - replaced < maximumSessions, inNetwork < maximumSessionsPerNetwork else {
+        let site = AddressText.site(client)
+        let inSite = site.map { site in
+            bySite[site, default: 0] - (earlier.map { siteOf[$0.id] == site ? 1 : 0 } ?? 0)
+        }
+        guard resourcesAvailable, all.count - replaced < maximumSessions, inNetwork < maximumSessionsPerNetwork,
+            (inSite ?? 0) < maximumSessionsPerSite
+        else {
             return .denied(.lowResources)
         }
         // 4. One test per key.
@@ -134,6 +147,10 @@ package actor SessionRegistry {
         all[session.id] = session
         byNetwork[network, default: 0] += 1
         networkOf[session.id] = network
+        if let site {
+            bySite[site, default: 0] += 1
+            siteOf[session.id] = site
+        }
         return .granted(session)
     }
 
@@ -143,6 +160,10 @@ package actor SessionRegistry {
         if let network = networkOf.removeValue(forKey: session.id) {
             let left = byNetwork[network, default: 1] - 1
             byNetwork[network] = left > 0 ? left : nil
+        }
+        if let site = siteOf.removeValue(forKey: session.id) {
+            let left = bySite[site, default: 1] - 1
+            bySite[site] = left > 0 ? left : nil
         }
         if byKey[session.admissionKey]?.id == session.id { byKey[session.admissionKey] = nil }
         if byUser[session.declaration.userID]?.id == session.id { byUser[session.declaration.userID] = nil }

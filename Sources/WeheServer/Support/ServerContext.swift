@@ -38,6 +38,7 @@ final class ServerContext: Sendable {
     /// Test seams inside the protocol exchange (empty in a real server).
     let seams: ProtocolSeams
     private let draining = Atomic<Bool>(false)
+    private let resultsRequested = Mutex<ContinuousClock.Instant?>(nil)
 
     init(
         configuration: ReplayServerConfiguration, catalogue: ReplayCatalogue, portMapBody: String,
@@ -51,6 +52,7 @@ final class ServerContext: Sendable {
             policy: configuration.admission,
             maximumSessions: configuration.limits.maximumSessions,
             maximumSessionsPerNetwork: configuration.limits.maximumSessionsPerNetwork,
+            maximumSessionsPerSite: configuration.limits.maximumSessionsPerSite,
             trustedProxies: configuration.trustedProxies,
             holdTime: configuration.limits.sessionMaximumDuration
         )
@@ -105,4 +107,10 @@ final class ServerContext: Sendable {
 
     /// Starts draining.
     func beginDraining() { draining.store(true, ordering: .relaxed) }
+
+    /// When the analyzer last got a `/Results` request (`nil` before the first): the drain waits for a quiet moment.
+    var lastResultsRequest: ContinuousClock.Instant? { resultsRequested.withLock { $0 } }
+
+    /// The analyzer got a `/Results` request.
+    func noteResultsRequest() { resultsRequested.withLock { $0 = ContinuousClock.now } }
 }
