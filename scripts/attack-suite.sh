@@ -80,7 +80,7 @@ attack() { # attack NAME: the Python attack, which runs real tests through $REAL
     python3 scripts/attacks/suite.py "$1" || FAILURES=$((FAILURES + 1))
     kill -0 "$SERVER_PID" 2>/dev/null || { echo "  the server died"; tail -20 "$WORK/server.log"; exit 1; }
 }
-export SIDE SIDE_TLS ANALYZER ANALYZER_TLS DASHBOARD PEER_PORT WORK REAL_TEST
+export SIDE SIDE_TLS ANALYZER ANALYZER_TLS DASHBOARD PEER_PORT WORK REAL_TEST BIN
 
 
 echo "== baseline"

@@ -263,8 +263,15 @@ package final class ReplayServer: Service, Sendable {
         let sideAccepts = sideListeners
         let tcpAccepts = tcpListeners
         let udpChannels = udpListeners
-        let analyzerApps = apps
-        let bindAddress = configuration.bindAddress
+        // The analyzer runs outside the graceful shutdown of this task: it keeps answering through the drain
+        // (`/healthz` says draining, running tests fetch their results) and stops once the drain is over.
+        let analyzerGroup = ServiceGroup(
+            configuration: .init(
+                services: apps.map { entry in
+                    ServiceGroupConfiguration.ServiceConfiguration(
+                        service: AnalyzerListener(
+                            app: entry.0, port: entry.1, bindAddress: configuration.bindAddress, ports: analyzerPorts))
+                }, logger: logger))
         do {
             try await withGracefulShutdownHandler {
                 try await withThrowingDiscardingTaskGroup { tasks in
@@ -305,19 +312,13 @@ package final class ReplayServer: Service, Sendable {
                             }
                         }
                     }
-                    for (app, port) in analyzerApps {
-                        tasks.addTask {
-                            do {
-                                try await app.run()
-                            } catch {
-                                // Failing before listening: the port is taken or the address is not ours.
-                                guard await analyzerPorts.complete else {
-                                    throw ReplayServerError(
-                                        .bindFailed, "cannot listen on \(bindAddress):\(port) (analyzer)",
-                                        underlying: error)
-                                }
-                                throw error
-                            }
+                    tasks.addTask {
+                        // Detached: a child task would inherit this task's graceful shutdown.
+                        let analyzer = Task.detached { try await analyzerGroup.run() }
+                        try await withTaskCancellationHandler {
+                            try await analyzer.value
+                        } onCancel: {
+                            analyzer.cancel()
                         }
                     }
                     tasks.addTask {
@@ -333,6 +334,7 @@ package final class ReplayServer: Service, Sendable {
                         guard await signals.next() != nil else { return }
                         try await self.drain(
                             context: context, sideListeners: sideChannels, logger: logger)
+                        await analyzerGroup.triggerGracefulShutdown()
                         throw ShutdownComplete()
                     }
                 }
@@ -350,15 +352,29 @@ package final class ReplayServer: Service, Sendable {
         shutdownContinuation.finish()
     }
 
-    /// Stops admitting, waits for running sessions up to the grace period, then cuts the rest with a reason.
+    /// How long the analyzer keeps answering during the drain after the last session ended and the last `/Results`
+    /// request arrived (within the grace period): a client polls for its result every 4 s at most after its replay.
+    package static let drainQuietPeriod: Duration = .seconds(10)
+
+    /// Stops admitting, waits for running sessions up to the grace period, then cuts the rest with a reason. The
+    /// analyzer answers throughout (`/healthz` with 503 `draining`), and the drain lasts until no session has run
+    /// and no `/Results` request has arrived for `drainQuietPeriod`, or the grace period ends.
     private func drain(context: ServerContext, sideListeners: [any Channel], logger: Logger) async throws {
         context.beginDraining()
         for channel in sideListeners { try? await channel.close() }
-        let deadline = ContinuousClock.now + configuration.limits.shutdownGracePeriod
+        let start = ContinuousClock.now
+        let deadline = start + configuration.limits.shutdownGracePeriod
         let running = await context.registry.count
         logger.notice("shutting down: waiting for running sessions", metadata: ["wehe.sessions": "\(running)"])
+        var lastBusy: ContinuousClock.Instant? = running > 0 ? start : nil
         while ContinuousClock.now < deadline {
-            if await context.registry.count == 0 { break }
+            let now = ContinuousClock.now
+            if await context.registry.count > 0 {
+                lastBusy = now
+            } else {
+                let latest = [lastBusy, context.lastResultsRequest].compactMap { $0 }.max()
+                if latest.map({ $0.duration(to: now) >= Self.drainQuietPeriod }) ?? true { break }
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         let left = await context.registry.count
@@ -374,6 +390,27 @@ package final class ReplayServer: Service, Sendable {
     }
 
     private struct ShutdownComplete: Error {}
+
+    /// One analyzer listener (HTTP or HTTPS) as a service of the analyzer's own service group.
+    private struct AnalyzerListener: Service {
+        let app: any Service
+        let port: Int
+        let bindAddress: String
+        let ports: AnalyzerPorts
+
+        func run() async throws {
+            do {
+                try await app.run()
+            } catch {
+                // Failing before listening: the port is taken or the address is not ours.
+                guard await ports.complete else {
+                    throw ReplayServerError(
+                        .bindFailed, "cannot listen on \(bindAddress):\(port) (analyzer)", underlying: error)
+                }
+                throw error
+            }
+        }
+    }
 
     /// Closes bound listeners that will not be served (startup failed) through their async wrappers.
     private static func closeUnused(_ accepts: [TCPListener], _ datagrams: [DatagramChannel]) async {

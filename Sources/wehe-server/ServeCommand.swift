@@ -127,6 +127,9 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Replays whose samples one /24 (IPv4) or /48 (IPv6) may store per 24 h, default 400.")
     var storedReplaysPerNetwork: Int?
 
+    @Option(name: .long, help: "Largest number of concurrent sessions from one IPv6 /48, default 128.")
+    var maxSessionsPerSite: Int?
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -329,6 +332,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let value = storedReplaysPerNetwork ?? file.storedReplaysPerNetwork {
             guard value > 0 else { throw ValidationError("--stored-replays-per-network must be at least 1") }
             configuration.limits.storedReplaysPerNetwork = value
+        }
+        if let value = maxSessionsPerSite ?? file.maxSessionsPerSite {
+            configuration.limits.maximumSessionsPerSite = value
         }
         if let value = localizePerMinute ?? file.localizePerMinute { configuration.localizeRequestsPerMinute = value }
         if let value = localizePerNetworkPerMinute ?? file.localizePerNetworkPerMinute {
@@ -594,6 +600,7 @@ struct FileSettings: Decodable {
     var retentionDays: Int?
     var maxSessionsPerNetwork: Int?
     var storedReplaysPerNetwork: Int?
+    var maxSessionsPerSite: Int?
     var trustedProxy: [String]?
     var fleetPeer: [String]?
     var fleetHostName: [String]?

@@ -34,6 +34,7 @@ enum AnalyzerHTTP {
     ) -> Router<AnalyzerRequestContext> {
         let router = Router(context: AnalyzerRequestContext.self)
         let handler: @Sendable (Request, AnalyzerRequestContext) async throws -> Response = { request, context in
+            api.context.noteResultsRequest()
             var parameters = FormParameters.parse(request.uri.query ?? "")
             var request = request
             let body = try await request.collectBody(upTo: maximumBodyBytes)

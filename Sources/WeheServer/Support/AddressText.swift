@@ -54,6 +54,12 @@ package enum AddressText {
         return bytes.prefix(8).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + "/64"
     }
 
+    /// The IPv6 /48 an address counts against for the per-site cap (hex, `/48`); `nil` for IPv4 and non-addresses.
+    package static func site(_ text: String) -> String? {
+        guard let bytes = bytes(text), bytes.count == 16 else { return nil }
+        return bytes.prefix(6).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + "/48"
+    }
+
     /// An address safe for logs: the last IPv4 octet or the IPv6 interface part hidden (ARCHITECTURE.md 6).
     package static func redacted(_ text: String) -> String {
         if isIPv4(text), let dot = text.lastIndex(of: ".") { return text[..<dot] + ".x" }

@@ -1,9 +1,11 @@
 import Synchronization
 
 /// One connection budget for every TCP listener of the server: a global cap, a share of it per kind of listener,
-/// and a cap per client address. A connection over any of them is closed at once by its listener. The shares keep
-/// one kind of connection (idle side channels, slow analyzer requests) from taking the slots of the others; the
-/// per-address cap keeps one address from taking every slot.
+/// a cap per client address, and for the analyzer and the dashboard caps per address and per network within their
+/// shares. A connection over any of them is closed at once by its listener, unless an evictable connection (one
+/// with no request in progress) can make way for it. The shares keep one kind of connection (idle side channels,
+/// slow analyzer requests) from taking the slots of the others; the per-address and per-network caps keep a few
+/// addresses from taking every slot of a share; eviction keeps connections that ask nothing from holding any.
 package final class ConnectionLimiter: Sendable {
     /// The kinds of listener, each with its share of the budget.
     package enum Pool: String, Sendable, CaseIterable {
@@ -25,21 +27,56 @@ package final class ConnectionLimiter: Sendable {
         }
     }
 
+    private struct Evictable {
+        let id: UInt64
+        let address: String
+        let network: String
+    }
+
     private struct Counts {
         var total = 0
         var byPool: [Pool: Int] = [:]
         var byAddress: [String: Int] = [:]
+        /// Connections per pool and client address, and per pool and client network (/24, /64), for the pools with
+        /// their own caps.
+        var byPoolAddress: [Pool: [String: Int]] = [:]
+        var byPoolNetwork: [Pool: [String: Int]] = [:]
         var nextTicket: UInt64 = 1
-        /// Connections with a ticket whose slot is still held.
-        var live: Set<UInt64> = []
-        /// Per pool, oldest first: connections that have not yet sent a complete request, with their close.
-        var waiting: [Pool: [(id: UInt64, address: String, close: @Sendable () -> Void)]] = [:]
+        /// Connections with a ticket whose slot is still held, with their close.
+        var live: [UInt64: @Sendable () -> Void] = [:]
+        /// Per pool, oldest first: connections that may be evicted now (no complete request yet, or idle between
+        /// two requests).
+        var evictable: [Pool: [Evictable]] = [:]
+
+        /// Removes the slot of a ticket; its close when it was live.
+        mutating func remove(id: UInt64, address: String, network: String, pool: Pool) -> (@Sendable () -> Void)? {
+            evictable[pool]?.removeAll { $0.id == id }
+            guard let close = live.removeValue(forKey: id) else { return nil }
+            total -= 1
+            byPool[pool, default: 1] -= 1
+            Self.decrement(&byAddress, address)
+            if byPoolAddress[pool] != nil { Self.decrement(&byPoolAddress[pool, default: [:]], address) }
+            if byPoolNetwork[pool] != nil { Self.decrement(&byPoolNetwork[pool, default: [:]], network) }
+            return close
+        }
+
+        /// Evicts the oldest evictable connection of `pool` that `matching` accepts; its close.
+        mutating func evictOldest(_ pool: Pool, matching: (Evictable) -> Bool) -> (@Sendable () -> Void)? {
+            guard let oldest = evictable[pool]?.first(where: matching) else { return nil }
+            return remove(id: oldest.id, address: oldest.address, network: oldest.network, pool: pool)
+        }
+
+        static func decrement(_ table: inout [String: Int], _ key: String) {
+            let left = table[key, default: 1] - 1
+            table[key] = left > 0 ? left : nil
+        }
     }
 
     /// The slot of one connection taken with `admit`; released once with `release(_:)`.
     package struct Ticket: Sendable, Hashable {
         let id: UInt64
         let address: String
+        let network: String
         let pool: Pool
     }
 
@@ -72,54 +109,84 @@ package final class ConnectionLimiter: Sendable {
         }
     }
 
-    /// Takes a slot for a connection that may be evicted while it is waiting (it has not sent a complete request):
-    /// when the pool or the budget is full, the oldest waiting connection of the pool is closed and its slot goes to
-    /// this one, so connections that hold a slot without ever asking anything cannot keep real requests out. `nil`
-    /// when the per-address cap is reached or nothing can be evicted (nothing taken).
+    /// The caps of one client address and one client network (/24, /64) in `pool`, for the pools that have their
+    /// own (the analyzer and the dashboard: an eighth and a quarter of the share); `nil` for the others, whose
+    /// sessions are capped per network by admission.
+    package func caps(_ pool: Pool) -> (address: Int, network: Int)? {
+        switch pool {
+        case .side, .replay: return nil
+        case .analyzer, .dashboard:
+            let share = share(pool)
+            let address = max(2, share / 8)
+            return (address, max(address, share / 4))
+        }
+    }
+
+    /// Takes a slot for a connection that may be evicted while it is waiting for its first complete request, and
+    /// again whenever `idle(_:)` says it waits for the next one: when the pool or the budget is full, the oldest
+    /// evictable connection of the pool is closed and its slot goes to this one, so connections that hold a slot
+    /// without asking anything (or between requests) cannot keep real requests out. An address or network at its
+    /// cap in the pool (`caps(_:)`) replaces its own oldest evictable connection the same way. `nil` when a cap is
+    /// reached and nothing can be evicted (nothing taken).
     package func admit(address: String, pool: Pool, close: @escaping @Sendable () -> Void) -> Ticket? {
         let share = share(pool)
-        var evicted: (@Sendable () -> Void)?
+        let caps = caps(pool)
+        let network = AddressText.network(address)
+        var evicted: [@Sendable () -> Void] = []
         let ticket: Ticket? = counts.withLock { counts in
-            let forAddress = counts.byAddress[address, default: 0]
-            guard forAddress < maximumPerAddress else { return nil }
-            if counts.total >= maximum || counts.byPool[pool, default: 0] >= share {
-                guard var queue = counts.waiting[pool], !queue.isEmpty else { return nil }
-                let oldest = queue.removeFirst()
-                counts.waiting[pool] = queue
-                counts.live.remove(oldest.id)
-                counts.total -= 1
-                counts.byPool[pool, default: 1] -= 1
-                let left = counts.byAddress[oldest.address, default: 1] - 1
-                counts.byAddress[oldest.address] = left > 0 ? left : nil
-                evicted = oldest.close
+            guard counts.byAddress[address, default: 0] < maximumPerAddress else { return nil }
+            if let caps {
+                if counts.byPoolAddress[pool]?[address] ?? 0 >= caps.address {
+                    guard let close = counts.evictOldest(pool, matching: { $0.address == address }) else { return nil }
+                    evicted.append(close)
+                }
+                if counts.byPoolNetwork[pool]?[network] ?? 0 >= caps.network {
+                    guard let close = counts.evictOldest(pool, matching: { $0.network == network }) else { return nil }
+                    evicted.append(close)
+                }
             }
-            let ticket = Ticket(id: counts.nextTicket, address: address, pool: pool)
+            if counts.total >= maximum || counts.byPool[pool, default: 0] >= share {
+                guard let close = counts.evictOldest(pool, matching: { _ in true }) else { return nil }
+                evicted.append(close)
+            }
+            let ticket = Ticket(id: counts.nextTicket, address: address, network: network, pool: pool)
             counts.nextTicket += 1
             counts.total += 1
             counts.byPool[pool, default: 0] += 1
             counts.byAddress[address, default: 0] += 1
-            counts.live.insert(ticket.id)
-            counts.waiting[pool, default: []].append((ticket.id, address, close))
+            if caps != nil {
+                counts.byPoolAddress[pool, default: [:]][address, default: 0] += 1
+                counts.byPoolNetwork[pool, default: [:]][network, default: 0] += 1
+            }
+            counts.live[ticket.id] = close
+            counts.evictable[pool, default: []].append(Evictable(id: ticket.id, address: address, network: network))
             return ticket
         }
-        evicted?()
+        for close in evicted { close() }
         return ticket
     }
 
-    /// The connection sent a complete request: it is no longer evicted for others.
+    /// The connection sent a complete request: it is not evicted for others until `idle(_:)`.
     package func established(_ ticket: Ticket) {
-        counts.withLock { counts in counts.waiting[ticket.pool]?.removeAll { $0.id == ticket.id } }
+        counts.withLock { counts in counts.evictable[ticket.pool]?.removeAll { $0.id == ticket.id } }
+    }
+
+    /// The connection answered every request it sent and waits for the next one: it may be evicted again, after
+    /// the connections that became evictable before it.
+    package func idle(_ ticket: Ticket) {
+        counts.withLock { counts in
+            guard counts.live[ticket.id] != nil else { return }
+            var queue = counts.evictable[ticket.pool, default: []]
+            guard !queue.contains(where: { $0.id == ticket.id }) else { return }
+            queue.append(Evictable(id: ticket.id, address: ticket.address, network: ticket.network))
+            counts.evictable[ticket.pool] = queue
+        }
     }
 
     /// Returns the slot of a ticket (nothing when it was already given to another connection by eviction).
     package func release(_ ticket: Ticket) {
-        counts.withLock { counts in
-            counts.waiting[ticket.pool]?.removeAll { $0.id == ticket.id }
-            guard counts.live.remove(ticket.id) != nil else { return }
-            counts.total -= 1
-            counts.byPool[ticket.pool, default: 1] -= 1
-            let left = counts.byAddress[ticket.address, default: 1] - 1
-            counts.byAddress[ticket.address] = left > 0 ? left : nil
+        _ = counts.withLock { counts in
+            counts.remove(id: ticket.id, address: ticket.address, network: ticket.network, pool: ticket.pool)
         }
     }
 

@@ -8,7 +8,11 @@ package import NIOSSL
 /// each takes a slot of the server's connection budget (its pool's share) or is closed at once; the first byte must
 /// arrive within `firstByteTimeout` of the accept (a TLS handshake starts with the client's first byte); a whole
 /// request, head and body, within `requestTimeout` of the accept; the next request within `idleTimeout` of the
-/// previous response.
+/// previous response, and all the waits between requests of one connection together within `keepAliveIdleTotal`
+/// (so that a request now and then cannot keep a connection forever). A connection with no request in progress
+/// (before its first complete request, or between an answer and the next request) may be evicted for a new one
+/// when its share is full, and the analyzer's and dashboard's connections are capped per client address and
+/// network (`ConnectionLimiter.caps(_:)`).
 package struct HTTPConnectionGuard: Sendable {
     /// The shared budget.
     package let limiter: ConnectionLimiter
@@ -20,19 +24,22 @@ package struct HTTPConnectionGuard: Sendable {
     package let requestTimeout: Duration
     /// End of a response to the next complete request.
     package let idleTimeout: Duration
+    /// All the waits between requests of one connection, summed.
+    package let keepAliveIdleTotal: Duration
     /// Where refusals and timeouts are logged.
     package let logger: Logger
 
     /// Creates a guard.
     package init(
         limiter: ConnectionLimiter, pool: ConnectionLimiter.Pool, firstByteTimeout: Duration,
-        requestTimeout: Duration, idleTimeout: Duration, logger: Logger
+        requestTimeout: Duration, idleTimeout: Duration, keepAliveIdleTotal: Duration? = nil, logger: Logger
     ) {
         self.limiter = limiter
         self.pool = pool
         self.firstByteTimeout = firstByteTimeout
         self.requestTimeout = requestTimeout
         self.idleTimeout = idleTimeout
+        self.keepAliveIdleTotal = keepAliveIdleTotal ?? idleTimeout * 2
         self.logger = logger
     }
 
@@ -56,7 +63,7 @@ package struct HTTPConnectionGuard: Sendable {
 /// `EarlyReadBuffer` that keeps what arrives; the HTTP handlers and the async wrapper are added in `handle`, once the
 /// server's loop has taken it, and the buffer hands them what it kept. A connection still queued in the stream when
 /// the server stops owns no async writer (released unfinished, NIO stops the process: "Deinited NIOAsyncWriter without
-/// calling finish()", issue 14); the buffer closes it at the request deadline.
+/// calling finish()"); the buffer closes it at the request deadline.
 private struct GuardedHTTPChannel: ServerChildChannel {
     struct Value: ServerChildChannelValue {
         let channel: any Channel
@@ -166,9 +173,14 @@ private final class FrontGuardHandler: ChannelInboundHandler, RemovableChannelHa
         }
     }
 
-    /// The connection sent a complete request: it keeps its slot.
+    /// The connection sent a complete request: it keeps its slot until it has answered it.
     func established() {
         if let ticket { bounds.limiter.established(ticket) }
+    }
+
+    /// The connection answered every request it sent: it may be evicted again while it waits for the next.
+    func idle() {
+        if let ticket { bounds.limiter.idle(ticket) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -195,7 +207,9 @@ private final class FrontGuardHandler: ChannelInboundHandler, RemovableChannelHa
 }
 
 /// After the HTTP decoder: a request must be complete (its end decoded) within the request timeout of the accept,
-/// and the next one within the idle timeout of the previous response's end; otherwise the connection is closed.
+/// and the next one within the idle timeout of the previous response's end and within what is left of the
+/// keep-alive idle total; otherwise the connection is closed. Tells the front guard when the connection has a
+/// request in progress (not evictable) and when it has answered them all (evictable).
 private final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -203,7 +217,12 @@ private final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
     typealias OutboundOut = HTTPServerResponsePart
     let bounds: HTTPConnectionGuard
     private var deadline: Scheduled<Void>?
-    private var established = false
+    /// Requests read completely and not yet answered (pipelining allows more than one).
+    private var pending = 0
+    /// When the connection last started to wait for a request after an answer.
+    private var idleSince: NIODeadline?
+    /// Time spent waiting between requests so far.
+    private var idleSpent = TimeAmount.zero
 
     init(bounds: HTTPConnectionGuard) { self.bounds = bounds }
 
@@ -227,20 +246,50 @@ private final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .end = unwrapInboundIn(data) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            if let since = idleSince {
+                idleSpent = idleSpent + (NIODeadline.now() - since)
+                idleSince = nil
+            }
+        case .end:
             deadline?.cancel()
             deadline = nil
-            if !established, let front = try? context.pipeline.syncOperations.handler(type: FrontGuardHandler.self) {
-                established = true
-                front.established()
-            }
+            pending += 1
+            if pending == 1 { front(context)?.established() }
+        case .body:
+            break
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { arm(context, bounds.idleTimeout) }
+        guard case .end = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        pending = max(0, pending - 1)
+        guard pending == 0 else {
+            context.write(data, promise: promise)
+            return
+        }
+        let left = TimeAmount(bounds.keepAliveIdleTotal) - idleSpent
+        guard left > .zero else {
+            // The connection has waited between requests for as long as it may: closed once this answer is out.
+            let channel = context.channel
+            let written = promise ?? context.eventLoop.makePromise()
+            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+            context.write(data, promise: written)
+            return
+        }
+        idleSince = .now()
+        arm(context, min(bounds.idleTimeout, .nanoseconds(left.nanoseconds)))
+        front(context)?.idle()
         context.write(data, promise: promise)
+    }
+
+    private func front(_ context: ChannelHandlerContext) -> FrontGuardHandler? {
+        try? context.pipeline.syncOperations.handler(type: FrontGuardHandler.self)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

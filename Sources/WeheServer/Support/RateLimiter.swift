@@ -1,8 +1,10 @@
 import Synchronization
 
 /// Allows each key (a client address or network) at most `burst` events, refilled at `perMinute` a minute: a token
-/// bucket per key. The table of keys is bounded: when it is full, keys whose bucket is full again are forgotten, and
-/// if none is, new keys are refused (a flood from many addresses cannot grow it without bound).
+/// bucket per key. The table of keys is bounded: when it is full, keys whose bucket is full again are forgotten (they
+/// would get a full bucket anyway), and if that frees nothing, the eighth of the keys with the oldest events are
+/// (their buckets are the fullest): a flood from many addresses can neither grow the table without bound nor shut
+/// every new caller out.
 package final class RateLimiter: Sendable {
     private struct Bucket {
         var tokens: Double
@@ -16,6 +18,9 @@ package final class RateLimiter: Sendable {
     package let perMinute: Double
     /// Most keys tracked at once.
     package let capacity: Int
+
+    /// Keys tracked now.
+    package var count: Int { buckets.withLock { $0.count } }
 
     /// Creates a limiter.
     package init(perMinute: Double, burst: Int, capacity: Int = 65_536) {
@@ -37,7 +42,11 @@ package final class RateLimiter: Sendable {
             var bucket = buckets[key] ?? Bucket(tokens: Double(burst), updated: now)
             if buckets[key] == nil, buckets.count >= capacity {
                 buckets = buckets.filter { refilled($0.value) < Double(burst) }
-                guard buckets.count < capacity else { return false }
+                if buckets.count >= capacity {
+                    // Sorting once frees an eighth of the table: the next evictions are that many events away.
+                    let oldest = buckets.sorted { $0.value.updated < $1.value.updated }.prefix(max(1, capacity / 8))
+                    for (forgotten, _) in oldest { buckets[forgotten] = nil }
+                }
             }
             bucket.tokens = refilled(bucket)
             bucket.updated = now
