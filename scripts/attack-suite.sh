@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# attack-suite.sh - bounded attacks against a wehe-server on loopback (issue 14), each followed by a real test.
+# attack-suite.sh - bounded attacks against a wehe-server on loopback, each followed by a real test.
 #
 # Starts the built wehe-server (BIN=.build/debug by default; BIN=.build/release for the release build) on 127.0.0.1
-# with OS-chosen ports, a fleet secret and the operator dashboard behind a token, then runs each attack below for a
-# few seconds and, while its connections are still held (or right after), a real `wehe run tinyweb` against the
+# (SERVER_ARGS="..." adds options, e.g. a larger --stored-replays-per-network for a long soak) with OS-chosen ports,
+# a fleet secret and the operator dashboard behind a token, then runs each attack below for a few seconds and, while its connections are still held (or right after), a real `wehe run tinyweb` against the
 # server, which must pass. Prints what was tried and what survived; exits 1 when a real test failed or the server
 # gave in to an attack. Needs python3. Bounded: about a minute on a loaded 2-core machine.
 #
@@ -15,6 +15,8 @@
 #   fleet-replay    localize naming an attacker's host; signed getMeasurements replayed and sent to another host
 #   rebinding       operator pages asked with a foreign Host header, and without the token
 #   fuzz            random side-channel frames and malformed analyzer requests
+#   (then every case in scripts/attacks/cases/: analysis CPU, keep-alive holds, the drain, fake tests and the
+#   storage quota, forged DPI searches, capture descriptors and file names, localize floods of the fleet's nonces)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.build/debug}
@@ -40,7 +42,7 @@ head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$WORK/operator.token"
     --side-channel-port 0 --side-channel-plain-port 0 --analyzer-port 0 --analyzer-plain-port 0 \
     --tls-cert "$WORK/certs/server.crt" --tls-key "$WORK/certs/server.key" --peer-ca "$WORK/certs/ca.crt" \
     --fleet-secret-file "$WORK/fleet.secret" --peer-analyzer-port "$PEER_PORT" --dashboard-port 0 \
-    --fleet-peer 127.0.0.78 --fleet-host-name 127.0.0.78 \
+    --fleet-peer 127.0.0.78 --fleet-host-name 127.0.0.78 ${SERVER_ARGS:-} \
     --dashboard-token-file "$WORK/operator.token" --log-level warning >"$WORK/server.out" 2>"$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 300); do
