@@ -3,7 +3,8 @@
 #
 # Starts the built wehe-server (BIN=.build/debug by default; BIN=.build/release for the release build) on 127.0.0.1
 # (SERVER_ARGS="..." adds options, e.g. a larger --stored-replays-per-network for a long soak) with OS-chosen ports,
-# a fleet secret and the operator dashboard behind a token, then runs each attack below for a few seconds and, while its connections are still held (or right after), a real `wehe run tinyweb` against the
+# a fleet secret and the operator dashboard behind a token, then runs each attack below for a few seconds and,
+# while its connections are still held (or right after), a real `wehe run tinyweb` against the
 # server, which must pass. Prints what was tried and what survived; exits 1 when a real test failed or the server
 # gave in to an attack. Needs python3. Bounded: about a minute on a loaded 2-core machine.
 #
