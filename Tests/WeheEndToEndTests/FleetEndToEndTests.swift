@@ -117,7 +117,7 @@ struct FleetEndToEndTests {
                     try await world.serverStore.test(TestKey(userID: "@fleetfull1", historyCount: result.historyCount)))
                 #expect(record.metadata.extraString == "1")
                 #expect(record.replays.count == 2)
-                #expect(fakes.locate.requests.map(\.target) == ["/v2/nearest/wehe/replay"])
+                #expect(fakes.locate.requests.map(\.unidentified) == ["/v2/nearest/wehe/replay"])
             }
         }
     }
@@ -237,7 +237,7 @@ struct FleetEndToEndTests {
             // Between nbf and exp the service's own URL is asked.
             let third = try await locator.locate(previous: first, now: later.addingTimeInterval(1))
             #expect(!third.reused)
-            #expect(fakes.locate.requests.map(\.target) == ["/v2/nearest/wehe/replay", "/next?x=1"])
+            #expect(fakes.locate.requests.map(\.unidentified) == ["/v2/nearest/wehe/replay", "/next?x=1"])
         }
     }
 
@@ -293,7 +293,7 @@ struct FleetCommandLineTests {
                 let object = try #require(
                     try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
                 #expect(object["test"] as? String == "tinyweb")
-                #expect(fakes.locate.requests.map(\.target) == ["/v2/nearest/wehe/replay"])
+                #expect(fakes.locate.requests.map(\.unidentified) == ["/v2/nearest/wehe/replay"])
                 let sessions = fakes.envelopes.sessions
                 #expect(sessions.map(\.token) == ["token-2"])
                 #expect(sessions.first?.closedAt != nil, "the envelope is closed when the command ends")
@@ -391,12 +391,12 @@ struct FleetCommandLineTests {
             let table = try await BuiltCommand.run("wehe", ["servers", "--site", "tst02"] + common)
             #expect(table.status == 0, "\(table.stderr)")
             #expect(table.stdout.contains("* ") && table.stdout.contains("mlab1-tst01.fleet.test"))
-            #expect(fakes.locate.requests.map(\.target).last == "/v2/nearest/wehe/replay?site=tst02")
+            #expect(fakes.locate.requests.map(\.unidentified).last == "/v2/nearest/wehe/replay?site=tst02")
             // The site kept in the settings is used by the next call.
             let set = try await BuiltCommand.run("wehe", ["settings", "set", "site", "tst01", "--data-dir", data])
             #expect(set.status == 0)
             _ = try await BuiltCommand.run("wehe", ["servers"] + common)
-            #expect(fakes.locate.requests.map(\.target).last == "/v2/nearest/wehe/replay?site=tst01")
+            #expect(fakes.locate.requests.map(\.unidentified).last == "/v2/nearest/wehe/replay?site=tst01")
             // next_request in the future: the next command does not ask again.
             let later = Date().addingTimeInterval(3600)
             fakes.offer(fakes.targets(), nextRequest: (nbf: later, exp: later.addingTimeInterval(60), url: "x"))

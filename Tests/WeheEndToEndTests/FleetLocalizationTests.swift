@@ -49,7 +49,7 @@ extension FleetFakes {
     }
 
     /// The locate requests for the pair's sites, in order.
-    var siteRequests: [String] { locate.requests.map(\.target).filter { $0.contains("site=") } }
+    var siteRequests: [String] { locate.requests.map(\.unidentified).filter { $0.contains("site=") } }
 }
 
 @Suite("WeHeY over two located machines (fake locate + envelopes, two servers)", .serialized, .timeLimit(.minutes(4)))

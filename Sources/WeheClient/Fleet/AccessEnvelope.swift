@@ -71,7 +71,7 @@ public final class AccessEnvelope: Sendable {
             let hostName = endpoint.host.contains(":") ? "[\(endpoint.host)]" : endpoint.host
             head.headers.add(
                 name: "Host", value: endpoint.port == defaultPort ? hostName : "\(hostName):\(endpoint.port)")
-            head.headers.add(name: "User-Agent", value: "wehe-swift")
+            head.headers.add(name: "User-Agent", value: HTTPClient.userAgent)
             head.headers.add(name: "Content-Length", value: "0")
             let requestHead = head
             let timeoutAmount = timeout.timeAmount

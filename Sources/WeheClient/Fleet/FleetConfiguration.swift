@@ -7,6 +7,31 @@ public struct FleetConfiguration: Sendable, Hashable {
     public static let defaultLocateURL = "https://locate.measurementlab.net"
     /// The locate path for Wehe replay servers.
     public static let locatePath = "/v2/nearest/wehe/replay"
+    /// The locate path for priority access (a bearer token from M-Lab's token exchange).
+    public static let priorityLocatePath = "/v2/priority/nearest/wehe/replay"
+    /// The name this client gives locate (`client_name`): locate copies every `client_*` parameter into the
+    /// service URLs and labels its rate limiting by it.
+    public static let clientName = "wehe-swift"
+    /// The operating system named to locate (`client_os`).
+    public static var clientOS: String {
+        #if os(Linux)
+            "linux"
+        #elseif os(macOS)
+            "macos"
+        #elseif os(iOS)
+            "ios"
+        #elseif os(Windows)
+            "windows"
+        #else
+            "other"
+        #endif
+    }
+    /// How long M-Lab's access tokens are valid after the locate answer (1 minute).
+    public static let defaultTokenLifetime: Duration = .seconds(60)
+    /// How long M-Lab's envelope holds a Wehe client's access at most: max(token expiry, open + 10 minutes).
+    public static let defaultEnvelopeDeadline: Duration = .seconds(600)
+    /// Locate's requests per hour for one address and User-Agent (its code's default).
+    public static let defaultLocateRequestsPerHour = 40
     /// The key of the access envelope's URL in a target's `urls`.
     public static let envelopeKey = "wss://:4443/v0/envelope/access"
     /// The prefix of the side-channel host name: the machine name with this prefix.
@@ -26,6 +51,15 @@ public struct FleetConfiguration: Sendable, Hashable {
     /// Host name → address, used instead of DNS for the side-channel hosts and envelope hosts named here
     /// (curl's `--resolve`; for fleets without DNS names and for loopback tests).
     public var addressOverrides: [String: String]
+    /// A priority-access token (`--locate-token-file`): locate is asked at `priorityLocatePath` with
+    /// `Authorization: Bearer <token>`.
+    public var priorityToken: String?
+    /// How long the access tokens of a locate answer are valid from its arrival.
+    public var tokenLifetime: Duration = FleetConfiguration.defaultTokenLifetime
+    /// The longest an envelope is held open: a test (with its confirmation) must fit in it.
+    public var envelopeDeadline: Duration = FleetConfiguration.defaultEnvelopeDeadline
+    /// Locate calls allowed per hour (M-Lab's limit per address and User-Agent).
+    public var locateRequestsPerHour: Int = FleetConfiguration.defaultLocateRequestsPerHour
 
     /// Creates a configuration with the published clients' defaults.
     public init(

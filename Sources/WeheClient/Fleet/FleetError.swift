@@ -15,6 +15,8 @@ public struct FleetError: Error, Sendable, Hashable, CustomStringConvertible {
         case locateEmpty
         /// The locate service's answer is not the locate v2 format.
         case locateMalformed
+        /// The locate service answered 429: this address and User-Agent asked too often.
+        case locateRateLimited
         /// No access envelope of any located server opened.
         case noEnvelope
         /// The access envelope closed while the test was running.

@@ -1,6 +1,7 @@
 public import Foundation
 import NIOSSL
 import Synchronization
+import WeheCore
 
 /// Asks a locate service (M-Lab locate v2 or a compatible one) for Wehe replay servers:
 /// `GET <locate-url>/v2/nearest/wehe/replay[?site=…]`, with the system's trust store plus the configured CA and
@@ -15,19 +16,40 @@ public struct FleetLocator: Sendable {
         self.configuration = configuration
     }
 
-    /// The URL a first call asks.
+    /// The URL a first call asks: the nearest (or priority) path, the sites, and the client's name, version and
+    /// operating system (`client_*`, which locate copies into every service URL and labels its rate limits by).
     public var requestURL: String {
         var base = configuration.locateURL
         while base.hasSuffix("/") { base.removeLast() }
-        var url = base + FleetConfiguration.locatePath
-        if !configuration.sites.isEmpty {
-            let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_."))
-            url +=
-                "?"
-                + configuration.sites.map { "site=" + ($0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0) }
-                .joined(separator: "&")
+        let path =
+            configuration.priorityToken == nil ? FleetConfiguration.locatePath : FleetConfiguration.priorityLocatePath
+        let query = configuration.sites.map { ("site", $0) } + Self.identity
+        return base + path + "?" + query.map { "\($0)=\(Self.encode($1))" }.joined(separator: "&")
+    }
+
+    /// The `client_*` parameters of every locate call.
+    static var identity: [(String, String)] {
+        [
+            ("client_name", FleetConfiguration.clientName), ("client_version", WeheVersion.number),
+            ("client_os", FleetConfiguration.clientOS),
+        ]
+    }
+
+    static func encode(_ value: String) -> String {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_."))
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+
+    /// `url` with the `client_*` parameters it does not carry yet (a `next_request` URL names its own query).
+    static func identified(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return url }
+        var items = components.queryItems ?? []
+        let present = Set(items.map(\.name))
+        for (name, value) in identity where !present.contains(name) {
+            items.append(URLQueryItem(name: name, value: value))
         }
-        return url
+        components.queryItems = items
+        return components.string ?? url
     }
 
     /// Finds servers.
@@ -36,7 +58,7 @@ public struct FleetLocator: Sendable {
     ///   - now: the current time.
     /// - Returns: the answer; `reused` when `previous` was returned without asking.
     /// - Throws: `FleetError` (`.locateUnreachable`, `.locateTimedOut`, `.locateRefused`, `.locateEmpty`,
-    ///   `.locateMalformed`, `.invalidConfiguration`).
+    ///   `.locateMalformed`, `.locateRateLimited`, `.invalidConfiguration`).
     public func locate(previous: LocateAnswer? = nil, now: Date = Date()) async throws(FleetError) -> LocateAnswer {
         let base = requestURL
         var url = base
@@ -46,16 +68,17 @@ public struct FleetLocator: Sendable {
                 again.reused = true
                 return again
             }
-            if now < next.expires { url = next.url }
+            if now < next.expires { url = Self.identified(next.url) }
         }
         let endpoint = try Endpoint(url: url)
         let tls = try endpoint.secure ? Self.webTLS(additionalPEM: configuration.additionalTrustPEM) : nil
         let http = HTTPClient(
             tls: tls, connectTimeout: configuration.locateTimeout, requestTimeout: configuration.locateTimeout)
+        let headers = configuration.priorityToken.map { [(name: "Authorization", value: "Bearer \($0)")] } ?? []
         let response: HTTPClient.Response
         do {
             response = try await http.request(
-                method: .GET, host: endpoint.host, port: endpoint.port, path: endpoint.target,
+                method: .GET, host: endpoint.host, port: endpoint.port, path: endpoint.target, headers: headers,
                 what: "the locate service")
         } catch {
             switch error.code {
@@ -74,6 +97,21 @@ public struct FleetLocator: Sendable {
             {
                 reason += " (\(LocateAnswer.describe(error: error)))"
             }
+            if response.status == 429 {
+                let retry = Self.retryAfter(response.headers.first(name: "Retry-After"), now: now)
+                throw FleetError(
+                    .locateRateLimited,
+                    "locate: rate-limited by M-Lab (\(reason) from \(url)), try again after "
+                        + (retry.map { "\(ISO8601DateFormatter().string(from: $0)) (Retry-After)" }
+                            ?? "a while: locate allows about \(configuration.locateRequestsPerHour) calls an hour "
+                            + "per address and User-Agent"))
+            }
+            if response.status == 401, configuration.priorityToken != nil {
+                throw FleetError(
+                    .locateRefused,
+                    "locate: the priority token was refused (\(reason) from \(url)); check --locate-token-file, "
+                        + "or leave it out to ask without priority")
+            }
             throw FleetError(.locateRefused, "locate: \(url) answered \(reason)")
         }
         do {
@@ -81,6 +119,17 @@ public struct FleetLocator: Sendable {
         } catch {
             throw FleetError(error.code, "locate: \(error.message)")
         }
+    }
+
+    /// When a `Retry-After` value (seconds or an HTTP date) allows the next call.
+    static func retryAfter(_ value: String?, now: Date) -> Date? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value), seconds >= 0 { return now.addingTimeInterval(TimeInterval(seconds)) }
+        let format = DateFormatter()
+        format.locale = Locale(identifier: "en_US_POSIX")
+        format.timeZone = TimeZone(identifier: "GMT")
+        format.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return format.date(from: value)
     }
 
     /// Contexts already built, by extra CA (loading the system's roots takes a while: one context serves the locate

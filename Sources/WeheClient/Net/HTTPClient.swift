@@ -3,6 +3,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Synchronization
+import WeheCore
 
 /// A minimal HTTP/1.1 client for the analyzer (`/Results`) and `WHATSMYIPMAN`: one request per connection
 /// (`Connection: close`), optional TLS with the configured trust, a timeout on the whole exchange.
@@ -10,7 +11,12 @@ struct HTTPClient: Sendable {
     struct Response: Sendable {
         var status: Int
         var body: [UInt8]
+        /// The response's header fields (a locate 429's `Retry-After`).
+        var headers: HTTPHeaders = [:]
     }
+
+    /// The User-Agent of every request: the client's name and version (locate keys its rate limits on it).
+    static let userAgent = "wehe-swift/\(WeheVersion.number)"
 
     /// Largest body accepted (the analyzer answers are a few hundred bytes).
     static let maximumBodyLength = 1 << 20
@@ -28,6 +34,7 @@ struct HTTPClient: Sendable {
         path: String,
         body: [UInt8]? = nil,
         contentType: String? = nil,
+        headers extraHeaders: [(name: String, value: String)] = [],
         what: String
     ) async throws(ReplayClientError) -> Response {
         let tls = self.tls
@@ -59,8 +66,9 @@ struct HTTPClient: Sendable {
             let hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
             var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
             head.headers.add(name: "Host", value: hostHeader)
-            head.headers.add(name: "User-Agent", value: "wehe-swift")
+            head.headers.add(name: "User-Agent", value: Self.userAgent)
             head.headers.add(name: "Accept", value: "*/*")
+            for header in extraHeaders { head.headers.add(name: header.name, value: header.value) }
             head.headers.add(name: "Connection", value: "close")
             if let body {
                 head.headers.add(name: "Content-Type", value: contentType ?? "application/octet-stream")
@@ -105,6 +113,7 @@ final class ResponseCollector: ChannelInboundHandler {
 
     let promise: EventLoopPromise<HTTPClient.Response>
     private var status: Int?
+    private var headers: HTTPHeaders = [:]
     private var body: [UInt8] = []
     private var finished = false
 
@@ -116,6 +125,7 @@ final class ResponseCollector: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             status = Int(head.status.code)
+            headers = head.headers
         case .body(let buffer):
             guard body.count + buffer.readableBytes <= HTTPClient.maximumBodyLength else {
                 finish(.failure(HTTPBodyTooLarge()))
@@ -124,13 +134,13 @@ final class ResponseCollector: ChannelInboundHandler {
             }
             body.append(contentsOf: buffer.readableBytesView)
         case .end:
-            finish(.success(HTTPClient.Response(status: status ?? 0, body: body)))
+            finish(.success(HTTPClient.Response(status: status ?? 0, body: body, headers: headers)))
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         if let status, !body.isEmpty {
-            finish(.success(HTTPClient.Response(status: status, body: body)))
+            finish(.success(HTTPClient.Response(status: status, body: body, headers: headers)))
         } else {
             finish(.failure(ChannelError.eof))
         }

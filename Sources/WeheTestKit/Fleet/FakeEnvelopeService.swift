@@ -10,6 +10,11 @@ import Synchronization
 /// address: `GET /v0/envelope/access?access_token=<token>` upgrades to a WebSocket that stays open and silent.
 /// Per token it can refuse (an HTTP status instead of the upgrade) or never answer; it records when each envelope
 /// opened and closed, and can close every open envelope (the access ending in the middle of a test).
+///
+/// As M-Lab's envelope does, it closes each envelope at its deadline, max(token expiry, open + `deadline`)
+/// (10 minutes by default, settable for tests), and the tokens it issues (`issueToken`, used by the fake locate
+/// service) are valid once, for their lifetime (1 minute by default); an expired or reused token gets 401. Tokens it
+/// did not issue are treated by their behaviour (accepted by default).
 public final class FakeEnvelopeService: Sendable {
     /// How the service treats a token.
     public enum Behaviour: Sendable {
@@ -31,6 +36,10 @@ public final class FakeEnvelopeService: Sendable {
         public var closedAt: Date?
         /// Frames other than pong and close the client sent (the client must send nothing).
         public var framesReceived: Int
+        /// When the service closes it at the latest.
+        public var deadline: Date = .distantFuture
+        /// Whether the service closed it at its deadline (not the client).
+        public var closedAtDeadline = false
     }
 
     struct State {
@@ -41,6 +50,12 @@ public final class FakeEnvelopeService: Sendable {
         var upgradeRequests: [String] = []
         /// The session of each upgraded connection.
         var positions: [ObjectIdentifier: Int] = [:]
+        var deadline: Duration = .seconds(600)
+        /// Issued tokens and their expiry.
+        var issued: [String: Date] = [:]
+        var usedTokens: Set<String> = []
+        /// Upgrade requests (1-based, in arrival order) answered with a status instead.
+        var refusedRequests: [Int: Int] = [:]
     }
 
     final class Box: Sendable {
@@ -88,7 +103,7 @@ public final class FakeEnvelopeService: Sendable {
                             let token = Self.token(in: head.uri)
                             let behaviour = box.state.withLock { state -> Behaviour in
                                 state.upgradeRequests.append(token)
-                                return state.behaviours[token] ?? .accept
+                                return Self.decide(token, &state)
                             }
                             switch behaviour {
                             case .accept:
@@ -119,16 +134,48 @@ public final class FakeEnvelopeService: Sendable {
             channel: channel, box: box, host: host, port: channel.localAddress?.port ?? 0, secure: tls != nil)
     }
 
-    /// Records an envelope as open from now, and as closed when its connection closes.
+    /// How an upgrade request is treated: a refusal set for its position, an issued token's checks (expired or
+    /// used: 401; else used now), or the token's behaviour.
+    static func decide(_ token: String, _ state: inout State) -> Behaviour {
+        if let status = state.refusedRequests[state.upgradeRequests.count] {
+            state.behaviours[token] = .refuse(status: status)
+            return .refuse(status: status)
+        }
+        if let expiry = state.issued[token] {
+            if state.usedTokens.contains(token) || expiry <= Date() {
+                state.behaviours[token] = .refuse(status: 401)
+                return .refuse(status: 401)
+            }
+            state.usedTokens.insert(token)
+        }
+        return state.behaviours[token] ?? .accept
+    }
+
+    /// Records an envelope as open from now, and as closed when its connection closes; closes it from the
+    /// service's side at its deadline.
     static func recordOpen(_ channel: any Channel, token: String, in box: Box) {
-        let session = Session(token: token, openedAt: Date(), closedAt: nil, framesReceived: 0)
+        let opened = Date()
         let position = box.state.withLock { state -> Int in
-            state.sessions.append(session)
+            let expiry = state.issued[token] ?? opened
+            let deadline = max(expiry, opened.addingTimeInterval(Self.seconds(state.deadline)))
+            state.sessions.append(
+                Session(token: token, openedAt: opened, closedAt: nil, framesReceived: 0, deadline: deadline))
             let position = state.sessions.count - 1
             state.open[position] = channel
             state.positions[ObjectIdentifier(channel)] = position
             return position
         }
+        let deadline = box.state.withLock { $0.sessions[position].deadline }
+        let wait = TimeAmount.nanoseconds(Int64(max(0, deadline.timeIntervalSinceNow) * 1e9))
+        let timer = channel.eventLoop.scheduleTask(in: wait) {
+            guard channel.isActive else { return }
+            box.state.withLock { $0.sessions[position].closedAtDeadline = true }
+            var data = channel.allocator.buffer(capacity: 2)
+            data.write(webSocketErrorCode: .normalClosure)
+            let frame = WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
+            channel.writeAndFlush(frame).whenComplete { _ in channel.close(promise: nil) }
+        }
+        channel.closeFuture.whenComplete { _ in timer.cancel() }
         channel.closeFuture.whenComplete { _ in
             box.state.withLock { state in
                 state.sessions[position].closedAt = Date()
@@ -145,6 +192,29 @@ public final class FakeEnvelopeService: Sendable {
     /// The envelope URL for a token, as the locate service would give it.
     public func url(token: String) -> String {
         "\(secure ? "wss" : "ws")://\(host):\(port)/v0/envelope/access?access_token=\(token)"
+    }
+
+    /// Sets the deadline of envelopes opened from now on: max(token expiry, open + `deadline`).
+    public func setDeadline(_ deadline: Duration) {
+        box.state.withLock { $0.deadline = deadline }
+    }
+
+    /// Issues a token valid once, for `lifetime` from now (as locate's access tokens, 1 minute).
+    public func issueToken(lifetime: Duration = .seconds(60)) -> String {
+        let token = "issued-" + UUID().uuidString.lowercased()
+        box.state.withLock { $0.issued[token] = Date().addingTimeInterval(Self.seconds(lifetime)) }
+        return token
+    }
+
+    /// Answers the `number`-th upgrade request (1-based, counted from the start) with `status` (503: the machine's
+    /// client slots are taken), whatever its token.
+    public func refuseRequest(number: Int, status: Int) {
+        box.state.withLock { $0.refusedRequests[number] = status }
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        let parts = duration.components
+        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
     }
 
     /// Sets how a token is treated (default: accepted).

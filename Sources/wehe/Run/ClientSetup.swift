@@ -1,3 +1,4 @@
+import Foundation
 import WeheClient
 
 /// How the client runs a test, from the command-line options over the settings: the one place that builds the
@@ -83,11 +84,22 @@ extension ClientSetup {
             }
             overrides[String(entry[..<colon])] = String(entry[entry.index(after: colon)...])
         }
-        let configuration = FleetConfiguration(
+        var configuration = FleetConfiguration(
             locateURL: fleet.locateURL ?? settings.locateURL ?? FleetConfiguration.defaultLocateURL,
             additionalTrustPEM: try RunCommand.readCertificate(fleet.locateCA ?? settings.locateCA),
             sites: (fleet.site ?? settings.site).map { [$0] } ?? [],
             addressOverrides: overrides)
+        if let path = fleet.locateTokenFile {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIError(code: .missingInput, "cannot read the locate token file \(path)")
+            }
+            let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !token.isEmpty, !token.contains(where: { $0.isWhitespace || $0.isNewline }) else {
+                throw CLIError(
+                    code: .invalidInput, "the locate token file \(path) must hold one token (no spaces or lines)")
+            }
+            configuration.priorityToken = token
+        }
         return configuration
     }
 

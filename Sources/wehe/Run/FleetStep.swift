@@ -1,5 +1,6 @@
 import Foundation
 import WeheClient
+import WeheCore
 
 #if canImport(Glibc)
     import Glibc
@@ -18,7 +19,8 @@ struct FleetTrust: Sendable {
     static let fileName = "wehe-ca.pem"
 
     /// The Wehe CA, found like the replays: `$WEHE_FLEET_CA`, `~/.local/share/wehe/wehe-ca.pem`, `wehe-fleet/` next
-    /// to the replay directory, `./wehe-fleet/`, `../shared/wehe-fleet/`.
+    /// to the replay directory, `./wehe-fleet/`, `../shared/wehe-fleet/`, then the installed one
+    /// (`/usr/share/wehe/wehe-ca.pem`, or `share/wehe/` beside the executable's `bin/`).
     static func weheCA(replayDirectory: String?) throws -> FleetTrust {
         if let path = getenv("WEHE_FLEET_CA").map({ String(cString: $0) }), !path.isEmpty {
             return FleetTrust(path: path, label: "the Wehe CA (\(path))")
@@ -33,7 +35,7 @@ struct FleetTrust: Sendable {
             parent = (parent as NSString).deletingLastPathComponent
             candidates.append((parent.isEmpty ? "." : parent) + "/wehe-fleet/" + fileName)
         }
-        candidates += ["wehe-fleet/" + fileName, "../shared/wehe-fleet/" + fileName]
+        candidates += ["wehe-fleet/" + fileName, "../shared/wehe-fleet/" + fileName] + InstalledData.certificateFiles
         if let found = candidates.first(where: { access($0, R_OK) == 0 }) {
             return FleetTrust(path: found, label: "the Wehe CA (\(found))")
         }
@@ -95,6 +97,46 @@ enum FleetStep {
         }
     }
 
+    /// The route of a command's steps: on the fleet, a session that opens one access envelope per step (M-Lab's
+    /// envelope holds access for 10 minutes at most, its tokens are valid for 1 minute); else `configuration` as
+    /// it is.
+    static func route(
+        _ plan: FleetPlan?,
+        configuration: ReplayClientConfiguration,
+        directory: DataDirectory,
+        json: Bool
+    ) throws -> FleetRoute {
+        guard let plan else { return FleetRoute(session: nil, base: configuration, trustPEM: nil, json: json) }
+        let trustPEM = try RunCommand.readCertificate(plan.trust.path)
+        let session = FleetSession(configuration: plan.configuration, previous: loadCache(directory)) { event in
+            switch event {
+            case .located(let answer): report(answer, directory: directory, json: json)
+            case .attemptFailed(let attempt):
+                say("access envelope of \(attempt.machine) did not open: \(attempt.reason)", json: json)
+            case .waiting(let until):
+                say(
+                    "locate: the kept answer's tokens have expired; waiting until "
+                        + "\(ISO8601DateFormatter().string(from: until)) (its next_request) to ask again", json: json)
+            }
+        }
+        return FleetRoute(session: session, base: configuration, trustPEM: trustPEM, json: json)
+    }
+
+    /// Says where a locate answer came from and keeps a new one in `<data dir>/locate.json`.
+    static func report(_ answer: LocateAnswer, directory: DataDirectory, json: Bool) {
+        if answer.reused {
+            let until = answer.nextRequest.map { " before \(ISO8601DateFormatter().string(from: $0.notBefore))" } ?? ""
+            say(
+                "locate: reusing the answer of \(ISO8601DateFormatter().string(from: answer.receivedAt)) "
+                    + "(the service asked not to be called again\(until))", json: json)
+        } else {
+            saveCache(answer, directory)
+            say(
+                "locate: \(answer.targets.count) server\(answer.targets.count == 1 ? "" : "s") from \(answer.requestURL)",
+                json: json)
+        }
+    }
+
     /// Asks the locate service, or reuses the last answer when its `next_request` forbids asking yet; keeps the
     /// answer in `<data dir>/locate.json`.
     static func locate(_ configuration: FleetConfiguration, directory: DataDirectory, json: Bool) async throws
@@ -108,17 +150,7 @@ enum FleetStep {
         } catch {
             throw CLIError(error)
         }
-        if answer.reused {
-            let until = answer.nextRequest.map { " before \(ISO8601DateFormatter().string(from: $0.notBefore))" } ?? ""
-            say(
-                "locate: reusing the answer of \(ISO8601DateFormatter().string(from: answer.receivedAt)) "
-                    + "(the service asked not to be called again\(until))", json: json)
-        } else {
-            saveCache(answer, directory)
-            say(
-                "locate: \(answer.targets.count) server\(answer.targets.count == 1 ? "" : "s") from \(answer.requestURL)",
-                json: json)
-        }
+        report(answer, directory: directory, json: json)
         return answer
     }
 
@@ -156,6 +188,7 @@ extension CLIError {
             case .locateRefused: .locateRefused
             case .locateEmpty: .locateEmpty
             case .locateMalformed: .locateMalformed
+            case .locateRateLimited: .locateRateLimited
             case .noEnvelope: .noEnvelope
             case .envelopeClosed: .envelopeClosed
             case .invalidConfiguration: .invalidInput
@@ -173,5 +206,70 @@ extension CLIError {
             ? "the server's certificate does not verify against \(expected)"
             : "the handshake failed (is it a TLS port?) while trusting \(expected)"
         return CLIError(code: code, "\(what) failed: \(problem); pass the certificate to trust with --cert <pem>")
+    }
+}
+
+/// Where each step of a command runs (a test with its confirmation, a localization, a DPI search): the given server,
+/// or on the fleet a server whose access envelope is opened for that step alone and closed after it.
+struct FleetRoute: Sendable {
+    /// The fleet session; `nil` for a given server.
+    let session: FleetSession?
+    /// The configuration without the fleet.
+    let base: ReplayClientConfiguration
+    /// The certificate the fleet's servers are checked against.
+    let trustPEM: String?
+    /// Progress on stderr (stdout is JSON only).
+    let json: Bool
+
+    /// One step's way in.
+    struct Entered: Sendable {
+        /// The client configuration pointed at the step's server.
+        var configuration: ReplayClientConfiguration
+        /// The step's open envelope (fleet only).
+        var envelope: AccessEnvelope?
+        /// The machine (fleet only).
+        var machine: String?
+        /// When the envelope opened and how long it is held at most (fleet only).
+        var envelopeDeadline: (opened: Date, length: Duration)?
+
+        /// Whether `seconds` more fit in this step's envelope (always, off the fleet).
+        func fits(_ seconds: Double) -> Bool {
+            guard let envelopeDeadline else { return true }
+            let left = envelopeDeadline.length.inSeconds - Date().timeIntervalSince(envelopeDeadline.opened)
+            return seconds < left
+        }
+    }
+
+    /// Runs `body` with a server for one step: on the fleet an envelope is opened (on `machine` when given: a
+    /// localization or DPI search runs on its test's machine) and closed after `body`, also when it throws.
+    func within<T: Sendable>(machine: String? = nil, _ body: (Entered) async throws -> T) async throws -> T {
+        guard let session else { return try await body(Entered(configuration: base)) }
+        let access: FleetAccess
+        do {
+            access = try await session.open(machine: machine)
+        } catch {
+            throw CLIError(error)
+        }
+        let opened = Date()
+        var configured = base
+        configured.server = access.server
+        configured.extraString = String(access.attempts)
+        configured.trustedCertificatesPEM = trustPEM
+        let place = access.target.place.isEmpty ? "" : " (\(access.target.place))"
+        FleetStep.say(
+            "server: \(access.target.sideChannelHost)\(place), access envelope open"
+                + (access.attempts > 1 ? " (server \(access.attempts) tried)" : ""),
+            json: json)
+        do {
+            let value = try await body(
+                Entered(
+                    configuration: configured, envelope: access.envelope, machine: access.target.machine,
+                    envelopeDeadline: (opened, session.configuration.envelopeDeadline)))
+            await access.close()
+            return value
+        } catch {
+            await access.close()
+            throw error
+        }
     }
 }

@@ -99,13 +99,11 @@ struct RunCommand: AsyncParsableCommand {
             do {
                 try await History.with(directory) { history in
                     configuration.store = history
-                    try await FleetStep.withAccess(
-                        fleet, configuration: configuration, directory: directory, json: options.json
-                    ) { configuration, envelope in
-                        try await Self.execute(
-                            selected, configuration: configuration, strings: strings, json: options.json,
-                            localization: localizing, envelope: envelope, rounds: rounds)
-                    }
+                    let route = try FleetStep.route(
+                        fleet, configuration: configuration, directory: directory, json: options.json)
+                    try await Self.execute(
+                        selected, configuration: configuration, strings: strings, json: options.json,
+                        localization: localizing, route: route, rounds: rounds)
                 }
             } catch let error as CLIError {
                 throw error.explainingTrust(expected)
@@ -117,49 +115,97 @@ struct RunCommand: AsyncParsableCommand {
 
     /// Runs the tests one after the other with progress, then prints the table (or JSON lines). With
     /// `localization`, each test with a differentiation verdict (every test when forced) is then localized; an
-    /// inconclusive localization makes the command exit 27 once every test ran. With a fleet `envelope`, each test
-    /// and its localization run only while it is open (its closing stops them with exit 33).
+    /// inconclusive localization makes the command exit 27 once every test ran. On the fleet (`route` with a
+    /// session), each test, each localization and each DPI search runs in an access envelope of its own, opened for
+    /// it and closed after it (its closing stops the step with exit 33); a step that cannot fit in one envelope is
+    /// refused before anything runs.
     static func execute(
         _ tests: [ReplayClient.Test],
         configuration: ReplayClientConfiguration,
         strings: Strings,
         json: Bool,
         localization: (options: LocalizationOptions, force: Bool)? = nil,
-        envelope: AccessEnvelope? = nil,
+        route: FleetRoute? = nil,
         rounds: Int? = nil
     ) async throws {
+        let route = route ?? FleetRoute(session: nil, base: configuration, trustPEM: nil, json: json)
         let renderer = ProgressRenderer(strings: strings, json: json)
-        let client = ReplayClient(configuration: configuration)
         var results: [TestResult] = []
         var localized: [LocalizationResult] = []
         var failure: CLIError?
         let plan = RunPlan(tests: tests)
+        if let fleet = route.session?.configuration {
+            let budget = try FleetBudget(
+                tests: tests, fleet: fleet, confirmation: configuration.confirmation, rounds: rounds,
+                localizing: localization != nil, searching: DPIStep.flags != nil)
+            if let line = budget.announcement { FleetStep.say(line, json: json) }
+        }
         for (index, test) in tests.enumerated() {
             if let line = plan.announce(index, strings: strings) { renderer.note(line) }
             do {
-                let result = try await Interrupts.cancellingOnSIGINT { () async throws -> TestResult in
-                    try await Self.guarded(envelope) {
-                        if let rounds {
-                            return try await client.runInterleaved(test, rounds: rounds) { renderer.handle($0) }
+                let wantsLocalization = { (result: TestResult) in
+                    localization != nil && (result.verdict == .differentiation || localization?.force == true)
+                }
+                // A localization runs in the test's envelope when it fits in what is left of it (no second locate
+                // call or envelope), else in an envelope of its own on the test's machine.
+                let (result, machine, configured, localizedInside) = try await route.within { entered in
+                    let client = ReplayClient(configuration: entered.configuration)
+                    let result = try await Interrupts.cancellingOnSIGINT { () async throws -> TestResult in
+                        try await Self.guarded(entered.envelope) {
+                            if let rounds {
+                                return try await client.runInterleaved(test, rounds: rounds) { renderer.handle($0) }
+                            }
+                            return try await client.run(test) { renderer.handle($0) }
                         }
-                        return try await client.run(test) { renderer.handle($0) }
                     }
+                    if json { print(ResultOutput.json(result)) } else { renderer.note(strings.verdictLine(result)) }
+                    guard let localization, wantsLocalization(result),
+                        entered.fits(FleetBudget.localizationSeconds(test))
+                    else {
+                        let none: Result<LocalizationResult?, any Error>? = nil
+                        return (result, entered.machine, entered.configuration, none)
+                    }
+                    // Its failure is thrown after the test's result is kept.
+                    let located: Result<LocalizationResult?, any Error>
+                    do {
+                        located = .success(
+                            try await LocalizationStep.run(
+                                test, after: result, configuration: entered.configuration,
+                                options: localization.options, force: localization.force, strings: strings,
+                                json: json, renderer: renderer, envelope: entered.envelope))
+                    } catch {
+                        located = .failure(error)
+                    }
+                    return (result, entered.machine, entered.configuration, located)
                 }
                 results.append(result)
-                if json { print(ResultOutput.json(result)) } else { renderer.note(strings.verdictLine(result)) }
-                if let localization {
-                    if let located = try await LocalizationStep.run(
-                        test, after: result, configuration: configuration, options: localization.options,
-                        force: localization.force, strings: strings, json: json, renderer: renderer,
-                        envelope: envelope)
-                    {
-                        localized.append(located)
+                if let localizedInside {
+                    if let located = try localizedInside.get() { localized.append(located) }
+                } else if let localization, wantsLocalization(result) {
+                    // The localization runs on the test's machine, in an envelope of its own.
+                    let located = try await route.within(machine: machine) { entered in
+                        try await LocalizationStep.run(
+                            test, after: result, configuration: machine == nil ? configured : entered.configuration,
+                            options: localization.options, force: localization.force, strings: strings, json: json,
+                            renderer: renderer, envelope: entered.envelope)
                     }
+                    if let located { localized.append(located) }
+                } else if localization != nil {
+                    renderer.note(strings.localizationSkipped(test.entry.id))
                 }
                 if let flags = DPIStep.flags {
-                    try await DPIStep.run(
-                        test, after: result, configuration: configuration, flags: flags, json: json,
-                        renderer: renderer, envelope: envelope)
+                    if result.verdict == .differentiation || flags.force {
+                        _ = try await route.within(machine: machine) { entered in
+                            try await DPIStep.run(
+                                test, after: result, configuration: machine == nil ? configured : entered.configuration,
+                                flags: flags, json: json, renderer: renderer, envelope: entered.envelope)
+                        }
+                    } else {
+                        // No envelope for a search that will not run: DPIStep says why.
+                        try await DPIStep.run(
+                            test, after: result, configuration: configured, flags: flags, json: json,
+                            renderer: renderer)
+                    }
                 }
             } catch let error as ReplayClientError {
                 failure = error.code == .cancelled ? CLIError(code: .interrupted, strings.interrupted) : CLIError(error)

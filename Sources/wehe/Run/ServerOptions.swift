@@ -22,6 +22,11 @@ struct ServerOptions: ParsableArguments {
         help: "PEM CA trusted next to the system's roots for the locate service and access envelopes.")
     var locateCA: String?
 
+    @Option(
+        name: .customLong("locate-token-file"),
+        help: "File holding an M-Lab priority-access token: locate is asked at /v2/priority/nearest with it.")
+    var locateTokenFile: String?
+
     @Option(name: .long, help: "Ask locate for servers of this site only (e.g. lga03).")
     var site: String?
 
@@ -48,7 +53,9 @@ struct ServerOptions: ParsableArguments {
             server: server, certificate: cert, sideChannelPort: sideChannelPort, analyzerPort: analyzerPort,
             rules: options?.rules, areaThreshold: options?.areaThreshold, pValueThreshold: options?.pValueThreshold,
             noConfirmation: options?.noConfirmation ?? false,
-            fleet: FleetOptions(mlab: mlab, locateURL: locateURL, locateCA: locateCA, site: site, resolve: resolve))
+            fleet: FleetOptions(
+                mlab: mlab, locateURL: locateURL, locateCA: locateCA, site: site, resolve: resolve,
+                locateTokenFile: locateTokenFile))
     }
 }
 
@@ -59,4 +66,5 @@ struct FleetOptions: Sendable {
     var locateCA: String?
     var site: String?
     var resolve: [String] = []
+    var locateTokenFile: String?
 }

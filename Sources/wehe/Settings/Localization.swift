@@ -442,6 +442,7 @@ struct Strings: Sendable {
         case .locateEmpty: return "le service de localisation n'a proposé aucun serveur"
         case .locateMalformed: return "réponse illisible du service de localisation"
         case .envelopeClosed: return "l'accès au serveur s'est fermé pendant le test"
+        case .locateRateLimited: return "trop de demandes au service de localisation (M-Lab), réessayez plus tard"
         case .usage: return "commande incorrecte"
         case .interrupted: return "interrompu"
         }

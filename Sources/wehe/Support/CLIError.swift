@@ -52,6 +52,8 @@ struct CLIError: Error, CustomStringConvertible {
         case locateMalformed = 32
         /// The access envelope closed during the test (the test was stopped).
         case envelopeClosed = 33
+        /// The locate service answered 429: rate-limited by M-Lab (the message says when to try again).
+        case locateRateLimited = 34
         /// A wrong option, argument, command or test name (EX_USAGE, as the argument parser's own usage errors).
         case usage = 64
         /// Interrupted (Ctrl-C).
@@ -68,6 +70,7 @@ struct CLIError: Error, CustomStringConvertible {
             25 result for another user or test; 26 history or settings not writable; 27 localization inconclusive; \
             28 locate service unreachable; 29 locate timed out; 30 locate answered an error; 31 locate offered no \
             server; 32 locate answer malformed; 33 access envelope closed during the test; \
+            34 rate-limited by locate (429); \
             64 usage error (a wrong option, argument, command or test name); 130 interrupted (Ctrl-C).
             """
         }
