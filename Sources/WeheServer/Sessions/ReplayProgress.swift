@@ -1,7 +1,8 @@
 import WeheCore
 
-/// What the server saw of one session's replay, and the rule that decides whether the replay ran here: the samples
-/// of a session are stored only for a replay that ran (one packet to a replay port is not a test).
+/// What the server saw of one session's replay, and the rule that decides whether the replay ran here: an upload of
+/// more samples than the grant's allowance (`SampleBound.floor`) is stored only for a replay that ran (one packet to a
+/// replay port is not a test), so a fake test stores no more than a real one.
 ///
 /// The rule, from the replay's own size (`requirement(for:)`): the replay ran when
 ///

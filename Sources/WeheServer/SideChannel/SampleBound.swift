@@ -32,10 +32,13 @@ enum SampleBound {
         return last / Double(samples.count)
     }
 
+    /// The samples an upload may always carry: twice what the grant asked for.
+    static func floor(sampleCount: Int) -> Int { 2 * max(1, sampleCount) }
+
     /// The most samples an upload may carry after a replay window of `windowSeconds` at the declared `interval`,
     /// with `sampleCount` samples asked for in the grant.
     static func maximumSamples(sampleCount: Int, windowSeconds: Double, interval: Double) -> Int {
-        let floor = 2 * max(1, sampleCount)
+        let floor = floor(sampleCount: sampleCount)
         let period = max(minimumInterval, (interval.isFinite ? interval : 0) - timerRounding)
         let window = windowSeconds.isFinite ? max(0, windowSeconds) : 0
         let producible = (slack * window / period).rounded(.down) + 2

@@ -262,11 +262,9 @@ struct SideChannelHandler {
             }
             throw ReplayServerError(.protocolViolation, "expected DONE;<seconds>, got '\(text)'")
         }
-        // Samples are stored only for a replay that ran here: half of its bytes, or traffic for half of its duration
-        // (ReplayProgress), not one packet to a replay port.
         let requirement = ReplayProgress.requirement(for: session.replay)
         let progress = session.progress
-        guard session.replayStarted, progress.meets(requirement) else {
+        guard session.replayStarted else {
             // The upload is read and dropped first: closing on unread bytes resets the connection, and the client
             // could lose the refusal.
             deadline = progressDeadline(session, progressTimeout, waitingFor: "the throughput samples")
@@ -284,6 +282,16 @@ struct SideChannelHandler {
             samples = try ThroughputUpload.parse(body).droppingLastSample()
         } catch {
             throw ReplayServerError(.protocolViolation, "bad throughput upload: \(error.message)", underlying: error)
+        }
+        // An upload larger than the grant asked for is stored only for a replay that ran here: half of its bytes, or
+        // traffic for half of its duration (ReplayProgress). Up to the grant's allowance (SampleBound's floor) a
+        // replay that started is enough: a replay the client cut short (its time limit, a throttle) produces fewer
+        // samples than the grant asked for, and a fake test of one packet then stores no more than a real test,
+        // counted against its network's quota below.
+        if samples.count > SampleBound.floor(sampleCount: context.configuration.sampleCount),
+            !progress.meets(requirement)
+        {
+            try await refuseSamples(progress.shortfall(of: requirement), notifier: notifier)
         }
         // No more samples than the replay could have produced: the analysis reads every one.
         do {

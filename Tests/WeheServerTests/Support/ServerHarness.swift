@@ -116,9 +116,12 @@ struct RawConnection {
 
 /// A bare TCP connection without the async wrapper (for idle-connection tests; closed with `close()`).
 enum IdleConnection {
-    static func open(port: Int) async throws -> any Channel {
-        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port)
-            .get()
+    /// Connects to 127.0.0.1:`port`, from `source` when given (another loopback address: the server caps connections
+    /// per address and per network).
+    static func open(port: Int, from source: String? = nil) async throws -> any Channel {
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }
+        return try await bootstrap.connect(host: "127.0.0.1", port: port).get()
     }
 }
 

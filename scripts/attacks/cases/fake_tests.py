@@ -79,6 +79,9 @@ def run():
     # A real client's upload: 100 samples over the 0.6-s TinyWeb replay (larger uploads are bounded by the replay's
     # duration, SampleBound).
     small = json.dumps([[round(1 + (i % 7) * 0.1, 3) for i in range(100)], [round((i + 1) * 0.006, 4) for i in range(100)]])
+    # The attack's upload: 5000 samples (about 100 KB), more than a grant ever asks for; it must never be stored for
+    # a replay that did not run (a real test's 100 samples may be, once the replay started, against the quota).
+    large = json.dumps([[round(1 + (i % 7) * 0.1, 3) for i in range(5000)], [round((i + 1) * 0.001, 4) for i in range(5000)]])
     before = size()
     results = []
     lock = threading.Lock()
@@ -88,7 +91,7 @@ def run():
         for round_ in range(rounds):
             source = "127.0.9.%d" % (2 + (index * rounds + round_) % 250)
             user = "@fake%d%02d%04d" % (full, index, round_)
-            outcome = fake_test(source, user, 1, full, small)
+            outcome = fake_test(source, user, 1, full, small if full else large)
             with lock:
                 results.append((full, outcome))
 
@@ -103,7 +106,8 @@ def run():
     suite.say("tried: %d one-packet fake tests from 127.0.9.0/24 in %.1f s: %d stored, %s"
               % (len(one_packet), time.time() - start, stored_fakes,
                  sorted(set(o[:60] for o in one_packet if o != "stored"))[:3]))
-    suite.expect(stored_fakes == 0, "no one-packet fake test stored (%d of %d were)" % (stored_fakes, len(one_packet)))
+    suite.expect(stored_fakes == 0, "no one-packet fake test's large upload stored (%d of %d were)"
+                 % (stored_fakes, len(one_packet)))
 
     # 2. Whole TinyWeb replays played for real from the same /24 (with a real client's 100 samples), until the
     #    network's quota refuses them.
