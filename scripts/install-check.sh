@@ -18,7 +18,7 @@ command -v mmdebstrap >/dev/null || {
 }
 if [ ! -s "$ROOTFS_TAR" ]; then
     echo "install-check: making a Debian 12 (bookworm) root file system with mmdebstrap"
-    mmdebstrap --quiet --variant=minbase --include=adduser bookworm "$ROOTFS_TAR.part" "$MIRROR"
+    mmdebstrap --quiet --format=tar --variant=minbase --include=adduser bookworm "$ROOTFS_TAR.part" "$MIRROR"
     mv "$ROOTFS_TAR.part" "$ROOTFS_TAR"
 fi
 WORK=$(mktemp -d /tmp/wehe-install.XXXXXX)
@@ -46,13 +46,15 @@ start=\$(date +%s)
 wehe demo >/tmp/demo.out 2>&1 || { cat /tmp/demo.out; exit 1; }
 echo "-- wehe demo: \$(( \$(date +%s) - start )) s"; sed 's/^/   /' /tmp/demo.out | tail -12
 wehe dashboard --port 0 >/tmp/dashboard.out 2>&1 &
+echo \$! >/tmp/dashboard.pid
 wehe-server certs --out /tmp/certs --host 127.0.0.1 >/dev/null
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >/tmp/operator.token
 wehe-server serve --config /etc/wehe/server.json --replays $( [ "$prefix" = /usr ] && echo /usr/share/wehe/replays || echo "$prefix/share/wehe/replays") \
     --data /tmp/server --bind 127.0.0.1 --ephemeral-replay-ports --side-channel-port 0 --side-channel-plain-port 0 \
     --analyzer-port 0 --analyzer-plain-port 0 --tls-cert /tmp/certs/server.crt --tls-key /tmp/certs/server.key \
     --dashboard-port 0 --dashboard-token-file /tmp/operator.token >/tmp/server.out 2>/tmp/server.log &
-for _ in \$(seq 300); do
+echo \$! >/tmp/server.pid
+for _ in \$(seq 600); do
     grep -q "operator dashboard" /tmp/server.out 2>/dev/null && grep -q "wehe dashboard:" /tmp/dashboard.out && break
     sleep 0.1
 done
@@ -73,17 +75,17 @@ SH
         mount -t proc proc '$root/proc'
         mount --rbind /dev '$root/dev'
         mount -t tmpfs tmpfs '$root/tmp'
-        chroot '$root' /checks.sh
+        chroot '$root' /checks.sh || { tail -n 20 '$root'/tmp/*.out '$root'/tmp/*.log '$root'/tmp/*.err 2>/dev/null; exit 1; }
         dashboard=\$(cat '$root/tmp/dashboard.url')
         operator=\$(cat '$root/tmp/operator.url')
         token=\$(cat '$root/tmp/operator.token')
         grep -q '\"verdict\"' '$root/tmp/run.json'
-        echo \"-- run --json: \$(grep -o '\"verdict\" *: *\"[^\"]*\"' '$root/tmp/run.json')\"
+        echo \"-- run --json: \$(grep -o '\"verdict\" *: *\"[^\"]*\"' '$root/tmp/run.json' | head -1)\"
         page=\$(curl -fsS \"\$dashboard\")
         echo \"\$page\" | grep -q '<html' && echo \"-- wehe dashboard \$dashboard: a page (\${#page} bytes)\"
-        page=\$(curl -fsS -H \"Authorization: Bearer \$token\" \"\${operator%/}/operator\")
+        page=\$(curl -fsS -H \"Authorization: Bearer \$token\" \"\$operator\")
         echo \"\$page\" | grep -q '<html' && echo \"-- operator page: a page (\${#page} bytes)\"
-        pkill -f 'wehe dashboard' || true; pkill -f 'wehe-server serve' || true
+        kill \$(cat '$root/tmp/dashboard.pid' '$root/tmp/server.pid') 2>/dev/null || true
     " || { echo "install-check: $label FAILED"; tail -20 "$root/tmp/server.log" 2>/dev/null; exit 1; }
     echo "install-check: $label passed"
 }
