@@ -16,7 +16,7 @@ struct ReplayDirectoryOption: ParsableArguments {
             "Directory of replay traces and their catalog.",
             discussion:
                 "Default: $WEHE_REPLAYS, else ~/.local/share/wehe/replays, else ./replays, else ../shared/replays, "
-                    + "else the installed traces (/usr/share/wehe/replays, or share/wehe/replays beside bin/)."
+                + "else the installed traces (/usr/share/wehe/replays, or share/wehe/replays beside bin/)."
         )
     )
     var directory: String?
