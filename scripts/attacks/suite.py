@@ -50,8 +50,9 @@ def closed_within(sockets, seconds):
             closed += 1
     return closed
 
-def http(port, text, host="127.0.0.1", timeout=10):
-    s = connect(port, timeout=timeout)
+def http(port, text, host="127.0.0.1", timeout=10, source="127.0.0.1"):
+    """Sends one raw HTTP request from `source` and reads to the close: (status, raw response)."""
+    s = connect(port, source=source, timeout=timeout)
     s.sendall(text.encode() if isinstance(text, str) else text)
     data = b""
     try:

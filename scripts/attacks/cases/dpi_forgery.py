@@ -13,20 +13,11 @@ HUGE = 3827160459400000
 
 def dpi(source, pairs):
     body = urllib.parse.urlencode(pairs)
-    s = suite.connect(suite.ANALYZER, source=source)
-    s.sendall(("POST /Results HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-               "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)).encode())
-    data = b""
-    try:
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    except OSError:
-        pass
-    s.close()
-    status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else 0
+    status, data = suite.http(
+        suite.ANALYZER,
+        "POST /Results HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body),
+        source=source)
     text = data.split(b"\r\n\r\n", 1)[-1].decode(errors="replace")
     try:
         return status, json.loads(text)

@@ -68,20 +68,12 @@ def run():
         for index in indices:
             body = ("command=localize&userID=%s&testID=0&server1Info=%s&server2Info=%s&singleServerInfo=%%7B%%7D"
                     "&kwargs=%%7B%%7D" % (urllib.parse.quote(user), info("127.0.0.1", history), info(PEER, 1000 + index)))
-            s = suite.connect(suite.ANALYZER, source="127.0.60.%d" % (2 + index), timeout=30)
-            s.sendall(("POST /Results HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: "
-                       "application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)).encode())
-            data = b""
-            try:
-                while True:
-                    chunk = s.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
-            except OSError:
-                pass
-            s.close()
-            statuses.append(int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else 0)
+            status, _ = suite.http(
+                suite.ANALYZER,
+                "POST /Results HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: "
+                "application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body),
+                timeout=30, source="127.0.60.%d" % (2 + index))
+            statuses.append(status)
     started = time.time()
     workers = [threading.Thread(target=flood, args=(range(k, REQUESTS, 8),)) for k in range(8)]
     for worker in workers:
