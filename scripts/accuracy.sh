@@ -18,7 +18,7 @@
 #   delayed   app throttled to DELAYED_KBIT after DELAYED_BYTES per connection  truth: differentiation
 #   loss1     1 % random loss towards the client, nothing throttled           truth: no differentiation
 #
-# Mild and partial throttling, and harder unthrottled paths (issue 18; CONDITIONS=sensitive runs them all). NEED_KBIT
+# Mild and partial throttling, and harder unthrottled paths (CONDITIONS=sensitive runs them all). NEED_KBIT
 # is the app's unthrottled mean on this path (Deezer: 89 Mbit/s measured); a cap at fraction f sets the htb rate to
 # f·NEED_KBIT/0.956 (htb counts Ethernet frames, goodput is 95.6 % of its rate):
 #   cap60 cap70 cap75 cap80 cap90   the app shaped to 60-90 % of its need            truth: differentiation

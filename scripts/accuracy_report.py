@@ -3,7 +3,7 @@
 
     accuracy_report.py accuracy-YYYYmmdd-HHMMSS.jsonl [--markdown] [--disagreements]
     accuracy_report.py accuracy-….jsonl --change [--markdown]
-        the change in time within each test (issue 18 item 3, `changePoint` of ROUNDS > 1 runs): found, direction,
+        the change in time within each test (`changePoint` of ROUNDS > 1 runs): found, direction,
         median position (MB of the original replay, vs the bed's byte threshold) and time, the parts' slowdowns
     accuracy_report.py accuracy-….jsonl --sensitive [--markdown] [--margin-rule]
         both verdicts side by side (ROUNDS > 1); --margin-rule adds the sensitive verdict recomputed from the rounds'

@@ -20,7 +20,7 @@
 #   police   like dpi, but matched packets above POLICE_KBIT are dropped, not queued (testbed.sh MODE=police; the
 #            default is half of Deezer's 89 Mbit/s on this link)       -> app test: differentiation, and the
 #                                                                              policer dropped packets
-#   udp-queue  (not in the default list; CI runs it on its own) issue 13 item 7: the client's uplink to UDP_PORT
+#   udp-queue  (not in the default list; CI runs it on its own): the client's uplink to UDP_PORT
 #            is shaped to UDP_UPLINK_KBIT with a UDP_QLIMIT-byte queue, so the last datagrams of each replay reach
 #            the server seconds late (Skype's client sends ~600 kbit/s in its last 5 s); UDP_APP is run twice in a
 #            row, without pause                                            -> every replay (4) receives the server's

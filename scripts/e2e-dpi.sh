@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e-dpi.sh - the DPI search (`wehe dpi`, issue 17) against classifiers whose rule we know, on the kernel testbed
+# e2e-dpi.sh - the DPI search (`wehe dpi`) against classifiers whose rule we know, on the kernel testbed
 # (scripts/testbed.sh): the real wehe-server in the server namespace, the real wehe client in the client namespace,
 # iptables string matching (xt_string, per packet, first INSPECT packets of a connection) and an htb shaper in the
 # middlebox. Root only.

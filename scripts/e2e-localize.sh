@@ -10,7 +10,7 @@
 #   branch   throttler on branch a only (server 1's path)
 #            -> single test: differentiation; localization: anything but "access network" (the replay through
 #               branch b is not throttled, so the pair cannot both show differentiation)
-#   shared-flow  throttler on the access router with one class per flow (WeHeY's blind spot, issue 18 item 6), both
+#   shared-flow  throttler on the access router with one class per flow (WeHeY's blind spot), both
 #            servers with --merge-point-probe --merge-point-ttl 2 -> the merge-point signal (`mergePointQueue` of
 #            --json, our extension): "access network"; the published verdict is reported, not checked (it says
 #            "no evidence" in most runs: the blind spot). Not in the default list (CI): on the bed 28 of 30 such

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e-sensitive.sh - the kernel testbed's check of the sensitive verdict (issue 18), bounded for CI (about 1-2 min):
+# e2e-sensitive.sh - the kernel testbed's check of the sensitive verdict, bounded for CI (about 1-2 min):
 # one test of 10 interleaved rounds (wehe testbed probe deezer --rounds 10, real wehe-server) in each of
 #   cap70       Deezer shaped to 70 % of its need (a mild cap the published rule misses)
 #               expected: sensitiveVerdict differentiation, throttled, slowdown interval above 0

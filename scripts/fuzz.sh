@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of every parser that reads bytes from the network or from files (issue 14; Fuzz/README.md).
+# Coverage-guided fuzzing of every parser that reads bytes from the network or from files (Fuzz/README.md).
 # Builds WeheCore + WeheWire + the harness (Fuzz/Harness) with `swiftc -sanitize=fuzzer,address` into .build-fuzz/,
 # then runs each libFuzzer target for a bounded time with Fuzz/dictionaries/<target>.dict (the format's key words),
 # seeded with Fuzz/corpus/<target> (plus, read at run time, the project's Fixtures/replays and the small published

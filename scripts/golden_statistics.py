@@ -743,7 +743,7 @@ def sign_flip_cases():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# change in time within a test (issue 18 item 3): byte grid + max-over-splits sign-flip test
+# change in time within a test: byte grid + max-over-splits sign-flip test
 
 def change_replay(rng, base, total_mb, throttle, dt=0.01, ramp=0.06, noise=0.08):
     """A synthetic replay: samples every dt of min(path rate, throttle) with a slow-start ramp and noise; the last

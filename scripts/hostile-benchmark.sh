@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hostile-benchmark.sh - wehe-server under hostile load on loopback (issue 14). A benchmark: not run by CI.
+# hostile-benchmark.sh - wehe-server under hostile load on loopback. A benchmark: not run by CI.
 #
 #   scripts/hostile-benchmark.sh [hostile]    real tests while N hostile connections are held (default 10 000: idle,
 #                                             slow headers, trickling side channels, fake declarations); prints real

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hostile-load benchmark for wehe-server (issue 14): real tests while N hostile connections are held.
+"""Hostile-load benchmark for wehe-server: real tests while N hostile connections are held.
 
 Starts the built `wehe-server serve` on 127.0.0.1 (OS-chosen ports, TLS side channel and analyzer, the operator
 dashboard behind a token, the default limits: the connection budget is sized to the open-file limit, so raise

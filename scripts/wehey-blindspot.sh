@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# wehey-blindspot.sh - data for WeHeY's blind spot (issue 18 item 6), a prototype benchmark on the kernel Y testbed,
+# wehey-blindspot.sh - data for WeHeY's blind spot, a prototype benchmark on the kernel Y testbed,
 # not a CI test. Per placement, R runs of `wehe localize APP --force` (as scripts/localize-accuracy.sh), and during
 # each run:
 #   * scripts/wehey_probe.py in both server namespaces: in-flow copies of the replay's latest data segment with the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""wehey_blindspot.py - offline analysis of scripts/wehey-blindspot.sh data: WeHeY's blind spot (issue 18 item 6).
+"""wehey_blindspot.py - offline analysis of scripts/wehey-blindspot.sh data: WeHeY's blind spot.
 
     python3 scripts/wehey_blindspot.py /tmp/yc-data [--csv runs.csv]
 

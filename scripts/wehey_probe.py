@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """wehey_probe.py - where does a throttled flow queue? In-flow TTL-limited probes for WeHeY's blind spot
-(issue 18 item 6). A prototype for the kernel Y testbed, run as root inside a server namespace:
+A prototype for the kernel Y testbed, run as root inside a server namespace:
 
     ip netns exec <TB>s python3 scripts/wehey_probe.py --out probes-s.jsonl --iface s0 --server 198.18.2.2
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""wehey_sniff.py - the client's view of WeHeY's simultaneous replays, for the blind-spot prototype (issue 18 item 6).
+"""wehey_sniff.py - the client's view of WeHeY's simultaneous replays, for the blind-spot prototype.
 Run as root inside the client namespace of the Y testbed:
 
     ip netns exec <TB>c python3 scripts/wehey_sniff.py --out arrivals.csv --iface c0

@@ -3,7 +3,7 @@ import WeheAnalysis
 public import WeheCore
 import WeheReplay
 
-/// The interleaved mode (issue 18): the published test, then more rounds of the same two replays, each round's
+/// The interleaved mode: the published test, then more rounds of the same two replays, each round's
 /// order chosen by a fair coin, and the sensitive verdict (`SensitiveAnalysis`) from every round.
 ///
 /// Each extra round is an ordinary published test on the wire (a new history count, the original with testID 0 and
@@ -74,14 +74,14 @@ extension ReplayClient {
         var sensitive = SensitiveAnalysis().summary(originalMeans: originals, controlMeans: controls)
         sensitive.durationSeconds = started.duration(to: clock.now).inSeconds
         if cutShort > 0 {
-            // Item 4 of issue 18: a replay stopped by the time limit is judged on what it covered (its mean is over
+            // A replay stopped by the time limit is judged on what it covered (its mean is over
             // the covered time), and the summary says so.
             let remark =
                 "\(cutShort) of \(2 * max(rounds, 1)) replays reached the time limit; each is judged on the part it covered"
             sensitive.note = sensitive.note.map { $0 + "; " + remark } ?? remark
         }
         sensitive.bytesReceived = bytes
-        // Issue 18 item 3: a throttle that starts or stops during the replay, from the same rounds' samples.
+        // A throttle that starts or stops during the replay, from the same rounds' samples.
         sensitive.changePoint = ChangePointAnalysis().summary(rounds: changeRounds)
         result.sensitive = sensitive
         if rounds > 1 {

@@ -1,7 +1,7 @@
 public import WeheCore
 import WeheReplay
 
-/// Replays stopped by the time limit (issue 18 item 4).
+/// Replays stopped by the time limit.
 ///
 /// A replay that has not finished when its deadline comes (45 s for TCP app tests, 40 s for UDP, 30 s for port
 /// tests; protocol.md 6.1) is stopped there, as every Wehe client does. Its samples end at the deadline, so the

@@ -249,7 +249,7 @@ package final class ReplayServer: Service, Sendable {
                 "wehe.udp.ports": "\(ports.udp.count)",
                 "wehe.side.tls": "\(ports.sideChannelTLS.map(String.init) ?? "off")",
                 "wehe.side.plain": "\(ports.sideChannelPlain.map(String.init) ?? "off")",
-                // The limits in force (issue 16 item 6; the connection budget under the open-file limit is logged
+                // The limits in force (the connection budget under the open-file limit is logged
                 // with it).
                 "wehe.sessions.maximum": "\(configuration.limits.maximumSessions)",
                 "wehe.connections.maximum": "\(configuration.limits.maximumConnections)",
@@ -423,7 +423,7 @@ package final class ReplayServer: Service, Sendable {
     /// A listening socket's stream of accepted connections. They come out as plain channels, set up and reading into
     /// an `EarlyReadBuffer`, and are wrapped for async use only once an accept loop has taken them: a connection
     /// still queued in the stream when the server stops owns no async writer, whose release unfinished would be a
-    /// fatal error in NIO ("Deinited NIOAsyncWriter without calling finish()", issue 14).
+    /// fatal error in NIO ("Deinited NIOAsyncWriter without calling finish()").
     typealias AcceptChannel = NIOAsyncChannel<any Channel, Never>
 
     /// A bound TCP listener: its accept stream, the connections set up but not yet taken from it, and its log of

@@ -181,7 +181,7 @@ package struct ReplayServerConfiguration: Sendable {
     /// How often the `TCP_INFO` counters of a TCP replay connection are read for its loss timeline; `nil` keeps
     /// no loss timelines.
     package var lossSamplingPeriod: Duration? = .milliseconds(10)
-    /// Probes each original TCP replay for WeHeY's blind spot (`MergePointProber`, issue 18 item 6); `nil` (the
+    /// Probes each original TCP replay for WeHeY's blind spot (`MergePointProber`); `nil` (the
     /// default) sends no probes.
     package var mergePointProbe: MergePointProbeSettings?
     /// Where results go.

@@ -1,4 +1,4 @@
-/// A change in time of the app-versus-control effect (issue 18 item 3): the max-over-splits sign-flip test on rounds
+/// A change in time of the app-versus-control effect: the max-over-splits sign-flip test on rounds
 /// of per-bin log ratios, and the byte grid that turns a replay's throughput samples into those bins.
 ///
 /// **Byte grid.** Both replays of a round carry the same trace, so the n-th byte of the original and the n-th byte of

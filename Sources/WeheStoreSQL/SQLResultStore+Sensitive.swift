@@ -3,7 +3,7 @@ internal import SQLKit
 internal import WeheCore
 internal import WeheStore
 
-/// The sensitive verdict of a test (issue 18): JSON in the nullable `wehe_tests.sensitive` column (migration 5).
+/// The sensitive verdict of a test: JSON in the nullable `wehe_tests.sensitive` column (migration 5).
 extension SQLResultStore {
     /// JSON with infinite interval bounds as "inf" / "-inf" (a bound the exact test cannot set with few rounds).
     static func sensitiveJSON(_ summary: SensitiveSummary) throws -> String {

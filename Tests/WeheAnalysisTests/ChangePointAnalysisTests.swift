@@ -4,7 +4,7 @@ import WeheAnalysis
 import WeheCore
 import WeheStatistics
 
-/// Change in time within a test (issue 18 item 3): the summary against the golden cases, its calibration on synthetic
+/// Change in time within a test: the summary against the golden cases, its calibration on synthetic
 /// unthrottled rounds (slow start, a drifting path, cross traffic that starts during a replay), and its power on
 /// first-N-bytes and after-N-bytes throttles.
 ///

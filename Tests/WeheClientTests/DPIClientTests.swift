@@ -7,7 +7,7 @@ import WeheWire
 
 @testable import WeheClient
 
-/// The client pieces of the DPI search (issue 17 item 2) without a network: probe replays, the search loop with a
+/// The client pieces of the DPI search without a network: probe replays, the search loop with a
 /// simulated classifier, the budget, the binary method and the JSON report.
 @Suite struct DPIClientTests {
     /// Two client packets (230 and 40 bytes, each followed by a response) of distinct bytes.

@@ -4,7 +4,7 @@ import WeheClient
 import WeheCore
 import WeheTestKit
 
-/// Verdicts the data can support (issue 13): too few measurements are inconclusive with their reason, the server's
+/// Verdicts the data can support: too few measurements are inconclusive with their reason, the server's
 /// reason is kept, and a server that drops the side channel is not a TLS failure.
 @Suite("Verdicts the samples can support", .serialized)
 struct VerdictTrustTests {

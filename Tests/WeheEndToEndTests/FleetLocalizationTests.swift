@@ -6,7 +6,7 @@ import WeheServer
 import WeheStore
 import WeheTestKit
 
-/// WeHeY on a fleet (issue 15 item 5): two of our servers on loopback stand for two M-Lab machines of two sites,
+/// WeHeY on a fleet: two of our servers on loopback stand for two M-Lab machines of two sites,
 /// behind the fake locate and envelope services. The single-test server's `getServers` answers the site pair; the
 /// client locates each site (`?site=`), opens both access envelopes and holds them open for the whole localization.
 extension FleetFakes {

@@ -6,7 +6,7 @@ import WeheCore
 import WeheStore
 import WeheTestKit
 
-/// The interleaved mode (issue 18) against our server on loopback: the published test, then more rounds, each an
+/// The interleaved mode against our server on loopback: the published test, then more rounds, each an
 /// ordinary published test on the wire (its own history count, both replays), the sensitive verdict from every
 /// round, stored in the history beside the published verdict.
 @Suite("interleaved rounds on loopback", .timeLimit(.minutes(3)))
@@ -45,7 +45,7 @@ struct InterleavedRoundsTests {
                 try await history.test(TestKey(userID: "@rounds001", historyCount: result.historyCount)))
             #expect(stored.mainAnalysis?.summary == result.summary)
             #expect(stored.sensitive == sensitive)
-            // Issue 18 item 3: the change in time within the test, from every round's samples, stored with it.
+            // The change in time within the test, from every round's samples, stored with it.
             let change = try #require(sensitive.changePoint)
             #expect(change.rounds == 8)
             #expect(change.pValue > 0 && change.pValue <= 1)
@@ -70,7 +70,7 @@ struct InterleavedRoundsTests {
         #expect(result.sensitiveSummary.verdict == .inconclusive)
         #expect(result.sensitiveSummary.rounds == 1)
         #expect(result.sensitiveSummary.note?.hasPrefix("too few rounds (1)") == true)
-        // One round can never show a change in time (issue 18 item 3): reported as not found, with the reason.
+        // One round can never show a change in time: reported as not found, with the reason.
         #expect(result.sensitiveSummary.changePoint?.found == false)
         #expect(result.sensitiveSummary.changePoint?.note != nil)
     }

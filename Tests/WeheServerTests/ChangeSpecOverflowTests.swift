@@ -1,7 +1,7 @@
 import Testing
 import WeheServer
 
-/// A change spec whose region end overflows `Int` (found by reading `ServerPacketChange` for the fuzzing of issue 14):
+/// A change spec whose region end overflows `Int` (found by reading `ServerPacketChange` while fuzzing the parsers):
 /// `ReplaceW` at offset `Int.max` made the range check itself trap, so one side-channel message ended the server.
 @Suite("Change spec regions that overflow Int")
 struct ChangeSpecOverflowTests {

@@ -9,7 +9,7 @@ import WeheStore
 import WeheTestKit
 import WeheWire
 
-/// Issue 14, defect 2: `localize` must not make the server sign requests to any host, and a signed request must not
+/// `localize` must not make the server sign requests to any host, and a signed request must not
 /// work anywhere but where it was sent, once.
 @Suite("Fleet requests hardened", .timeLimit(.minutes(2)))
 struct FleetHardeningTests {

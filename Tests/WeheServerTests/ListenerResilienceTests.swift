@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import WeheServer
 
-/// Issue 14 (the hostile benchmark's findings): the side-channel share of the connection budget evicts connections
+/// The hostile benchmark's findings: the side-channel share of the connection budget evicts connections
 /// that never got admitted, and every listener survives connections whose setup fails.
 @Suite("Listeners hold out", .timeLimit(.minutes(2)))
 struct ListenerResilienceTests {

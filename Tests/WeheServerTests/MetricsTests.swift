@@ -7,7 +7,7 @@ import WeheStore
 import WeheTestKit
 import WeheWire
 
-/// The Prometheus metrics (issue 16 item 5): every metric has HELP text, and the request-lateness record covers timed
+/// The Prometheus metrics: every metric has HELP text, and the request-lateness record covers timed
 /// replays only.
 @Suite("Server metrics", .timeLimit(.minutes(2)))
 struct MetricsTests {

@@ -4,7 +4,7 @@ import Testing
 import WeheServer
 import WeheStore
 
-/// `serve --retention-days` (issue 16 item 6): the server's purger deletes what is older than the retention, at start
+/// `serve --retention-days`: the server's purger deletes what is older than the retention, at start
 /// and then at every interval, and keeps what is newer.
 @Suite("Retention", .timeLimit(.minutes(1)))
 struct RetentionTests {

@@ -8,7 +8,7 @@ import WeheStore
 import WeheTestKit
 import WeheWire
 
-/// Issue 14, defects 1, 3, 4, 5 and 7: bounded HTTP connections, admission that one address cannot take over,
+/// Bounded HTTP connections, admission that one address cannot take over,
 /// bounded writes from unauthenticated input, and TLS 1.2 with AEAD suites only.
 @Suite("Server hardened", .timeLimit(.minutes(2)))
 struct ServerHardeningTests {

@@ -6,7 +6,7 @@ import WeheServer
 import WeheStore
 import WeheTestKit
 
-/// Issue 14: SIGTERM at the end of the 10 000-client hostile benchmark sometimes ended the server with NIO's trap
+/// SIGTERM at the end of the 10 000-client hostile benchmark sometimes ended the server with NIO's trap
 /// "Deinited NIOAsyncWriter without calling finish()": connections accepted but still queued in a listener's accept
 /// stream when the server stopped were dropped with their async wrappers unfinished. Each test runs the server in a
 /// child process (an exit test), so that a trap fails the test instead of ending the test run.

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import WeheServer
 
-/// The startup log names the limits in force (issue 16 item 6): sessions, connections, open files.
+/// The startup log names the limits in force: sessions, connections, open files.
 @Suite("Startup log", .timeLimit(.minutes(1)))
 struct StartupLogTests {
     /// Keeps every record's message and metadata.

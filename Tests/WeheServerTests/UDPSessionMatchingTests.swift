@@ -7,7 +7,7 @@ import WeheServer
 import WeheTestKit
 import WeheWire
 
-/// Which UDP session a datagram starts (issue 13 item 7): a shaper's upload queue can release the last datagrams of
+/// Which UDP session a datagram starts: a shaper's upload queue can release the last datagrams of
 /// an address's previous replay after its next session was admitted; they must not take that session, whose stream
 /// would then go to the old, closed port.
 @Suite("UDP replays are matched to their session", .timeLimit(.minutes(2)))

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeheStatistics
 
-/// Golden comparisons of the change-point pieces (issue 18 item 3) with `scripts/golden_statistics.py`, which
+/// Golden comparisons of the change-point pieces with `scripts/golden_statistics.py`, which
 /// simulates rounds of replays (first 3 MB at half rate, 30 % off after 3 MB, unthrottled, a constant 70 % cap, …)
 /// and recomputes the byte grid, the split and the exact p-value independently (numpy means per split, every sign
 /// vector as one matrix product, and a brute-force loop for eight rounds or fewer). The p-values are counts over

@@ -4,7 +4,7 @@ import WeheCore
 import WeheStore
 import WeheStoreSQL
 
-/// The change in time within a test (issue 18 item 3) is stored inside the sensitive verdict's JSON (the nullable
+/// The change in time within a test is stored inside the sensitive verdict's JSON (the nullable
 /// `wehe_tests.sensitive` column of migration 5, no new migration): read back exactly on every backend, infinite
 /// interval bounds included, and a payload written before it existed still decodes (no `changePoint` key: `nil`).
 @Suite("Change points in the store")

@@ -3,7 +3,7 @@ import Testing
 import WeheCore
 import WeheStore
 
-/// Retention (issue 16 item 6): `purge(before:)` deletes tests with their samples and analyses, localization runs,
+/// Retention: `purge(before:)` deletes tests with their samples and analyses, localization runs,
 /// loss timelines, session-log entries and DPI searches (abandoned running ones and finished ones) older than the
 /// cutoff, and nothing newer.
 @Suite("ResultStore purge")

@@ -361,7 +361,7 @@ struct ResultStoreBehaviourTests {
                 intervalSizes: [0.5, 1.0], correlationPValues: [0.01, .nan], averageLoss: [0.02, 0.03],
                 verdict: .accessNetwork
             )
-            // The merge-point signal (issue 18 item 6) travels in the same summary.
+            // The merge-point signal travels in the same summary.
             let branch = MergePointQueueSummary.Branch(
                 mergePoint: .init(pValue: 0.4, extraDelay: 0.0001, significant: false),
                 path: .init(pValue: 0.004, extraDelay: 0.03, significant: true), flowProbes: 8, flowUnanswered: 0)

@@ -4,7 +4,7 @@ import WeheCore
 import WeheStore
 import WeheStoreSQL
 
-/// The sensitive verdict of an interleaved test (issue 18) on every backend: stored with its test, read back
+/// The sensitive verdict of an interleaved test on every backend: stored with its test, read back
 /// exactly (infinite interval bounds included), cleared when the test is rewritten without one, gone with a purge.
 @Suite("Sensitive verdicts in the store")
 struct SensitiveStoreTests {

@@ -4,7 +4,7 @@ import WeheCore
 import WeheStore
 import WeheStoreSQL
 
-/// `wehe-server db purge --older-than <days>`, run as the built binary (issue 16 item 6).
+/// `wehe-server db purge --older-than <days>`, run as the built binary.
 @Suite("wehe-server db purge")
 struct ServerPurgeCommandTests {
     @Test("purge deletes the tests older than the given days and reports what it deleted")

@@ -2,7 +2,7 @@ import Testing
 import WeheCore
 import WeheStore
 
-/// Whether the client stopped a replay at the time limit (issue 18 item 4) is stored per replay (the nullable
+/// Whether the client stopped a replay at the time limit is stored per replay (the nullable
 /// `wehe_replays.reached_time_limit` column of migration 6): true, false and unknown read back as written on every
 /// backend, so the history can say which verdicts judged only the part of a replay it covered.
 @Suite("Replays stopped by the time limit in the store")

@@ -10,7 +10,7 @@ import WeheTestKit
 import WeheTestbed
 import WeheWire
 
-/// Issue 18 item 3 end to end: our client, our throttling proxy and our server on loopback (as
+/// A change in time within a test, end to end: our client, our throttling proxy and our server on loopback (as
 /// `TimeLimitThroughProxyTests`). The Deezer original (6.2 MB, matched by its server name) passes unshaped for its
 /// first 3 MB (the proxy's `afterBytes`, counted on the payload), then gets 8 Mbit/s; the control is never shaped.
 /// Eight interleaved rounds: the change is found, as a throttle that starts, near 3 MB, with the later part slowed

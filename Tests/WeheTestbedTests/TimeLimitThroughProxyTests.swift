@@ -10,7 +10,7 @@ import WeheTestKit
 import WeheTestbed
 import WeheWire
 
-/// Issue 18 item 4: a strongly throttled replay that reaches the time limit is judged on what it covered, and the
+/// A strongly throttled replay that reaches the time limit is judged on what it covered, and the
 /// result says so. Our client, our throttling proxy and our server on loopback (as `DetectionThroughProxyTests`):
 /// the Molotov TV original (13 MB, matched by its server name) gets 1 Mbit/s, and the client's replay deadline is
 /// lowered from 45 s to 3 s (`Timing.replayDeadline`), so every original replay is stopped after about 0.4 MB while

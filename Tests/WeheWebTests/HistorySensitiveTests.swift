@@ -7,7 +7,7 @@ import WeheStore
 
 @testable import WeheWeb
 
-/// The history list shows the sensitive verdict of interleaved tests (issue 18) under the published badge, in the
+/// The history list shows the sensitive verdict of interleaved tests under the published badge, in the
 /// page's language, and its JSON carries it; tests without one show nothing extra.
 @Suite("history list: the sensitive verdict")
 struct HistorySensitiveTests {

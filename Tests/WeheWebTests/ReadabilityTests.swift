@@ -8,7 +8,7 @@ import WeheStore
 
 @testable import WeheWeb
 
-/// What a person reads first (issue 13, "The web pages"): headlines that say what was found, bars that can be
+/// What a person reads first: headlines that say what was found, bars that can be
 /// seen, charts that stay readable, operator pages that say what needs attention.
 @Suite("readable pages")
 struct ReadabilityTests {

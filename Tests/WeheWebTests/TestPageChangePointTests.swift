@@ -7,7 +7,7 @@ import WeheStore
 
 @testable import WeheWeb
 
-/// The test page shows the change in time within an interleaved test (issue 18 item 3) under the sensitive verdict,
+/// The test page shows the change in time within an interleaved test under the sensitive verdict,
 /// in English and French; a test without a change says none was found; the test's JSON carries it.
 @Suite("test page: change in time")
 struct TestPageChangePointTests {

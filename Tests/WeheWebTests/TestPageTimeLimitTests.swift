@@ -7,7 +7,7 @@ import WeheStore
 
 @testable import WeheWeb
 
-/// The test page says when the client stopped a replay at the time limit (issue 18 item 4): the verdicts then
+/// The test page says when the client stopped a replay at the time limit: the verdicts then
 /// judged only the part it covered. A test whose replays finished, or whose flag is not known, says nothing.
 @Suite("test page: replays stopped by the time limit")
 struct TestPageTimeLimitTests {

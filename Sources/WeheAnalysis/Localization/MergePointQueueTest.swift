@@ -1,7 +1,7 @@
 public import WeheCore
 import WeheStatistics
 
-/// An additional WeHeY signal beside the published tests (issue 18 item 6, not part of analysis.md section 6): does
+/// An additional WeHeY signal beside the published tests (not part of analysis.md section 6): does
 /// the throttled flow queue on its path, and if so, before or after the point where the two servers' paths merge?
 ///
 /// The published tests see a limiter that the two simultaneous replays share (their summed throughput, their

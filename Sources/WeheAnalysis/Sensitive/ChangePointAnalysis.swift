@@ -2,7 +2,7 @@ import Foundation
 public import WeheCore
 import WeheStatistics
 
-/// Change in time within one test (issue 18 item 3): throttling that starts or stops during the replay, found in
+/// Change in time within one test: throttling that starts or stops during the replay, found in
 /// the rounds of an interleaved test.
 ///
 /// 1. **Bytes, not time.** Per round, both replays' samples become the time each took for each of `K` equal byte bins
@@ -24,7 +24,7 @@ import WeheStatistics
 ///    over the rounds of the original replay's time at that byte.
 ///
 /// Fewer rounds than the test needs, or too few samples: not found, with a note (the position is still estimated
-/// when it can be). One round cannot tell a throttle that stops from cross traffic that stops (issue 18): it is never
+/// when it can be). One round cannot tell a throttle that stops from cross traffic that stops: it is never
 /// enough.
 public struct ChangePointAnalysis: Sendable {
     /// The false-alarm bound (0.008).

@@ -2,7 +2,7 @@ import Foundation
 public import WeheCore
 import WeheStatistics
 
-/// The sensitive verdict (issue 18 item 2): an exact randomization test on rounds of original/control replays.
+/// The sensitive verdict: an exact randomization test on rounds of original/control replays.
 ///
 /// Each round is one original and one control replay run one after the other, their order chosen by a fair coin
 /// (`ReplayClient`'s interleaved mode). Per round `dᵢ = ln((Oᵢ + ε) / (Cᵢ + ε))` with `Oᵢ`, `Cᵢ` the replays' mean

@@ -1,4 +1,4 @@
-/// A change in time of the app's treatment within one test (issue 18 item 3): throttling that starts or stops
+/// A change in time of the app's treatment within one test: throttling that starts or stops
 /// during the replay, where (bytes of the original replay, seconds since its start), and each part judged on its own.
 ///
 /// Computed from the rounds of an interleaved test (`ChangePointAnalysis` in WeheAnalysis): the original and the

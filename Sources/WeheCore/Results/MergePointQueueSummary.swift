@@ -1,4 +1,4 @@
-/// The merge-point queue signal of a WeHeY localization (issue 18 item 6, our extension beside the published
+/// The merge-point queue signal of a WeHeY localization (our extension beside the published
 /// verdict): per branch, whether the throttled flow queues on its path and before the two servers' paths merge,
 /// from the servers' in-flow and out-of-flow probes (`wehe-server serve --merge-point-probe`), and the signal's
 /// verdict. The published verdict and numbers of `LocalizationSummary` do not depend on it.

@@ -1,4 +1,4 @@
-/// The sensitive verdict of a test, beside the published one (issue 18): from several rounds of the original and
+/// The sensitive verdict of a test, beside the published one: from several rounds of the original and
 /// the control replay, each round's order chosen by a fair coin, an exact paired sign-flip test of "the app's
 /// throughput differs from the control's", and the slowdown with its confidence interval.
 ///
@@ -34,7 +34,7 @@ public struct SensitiveSummary: Sendable, Hashable, Codable {
     public var durationSeconds: Double? = nil
     /// Bytes received over every round, when measured.
     public var bytesReceived: Int? = nil
-    /// The change in time within the test (issue 18 item 3), when the rounds' samples were analysed; `nil` in
+    /// The change in time within the test, when the rounds' samples were analysed; `nil` in
     /// summaries stored before it existed (the JSON key is simply absent).
     public var changePoint: ChangePointSummary? = nil
 

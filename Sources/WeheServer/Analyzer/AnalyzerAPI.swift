@@ -347,7 +347,7 @@ struct AnalyzerAPI: Sendable {
         return Answer(status: 200, body: #"{"success": true}"#)
     }
 
-    /// The merge-point queue signal (issue 18 item 6; only with `--merge-point-probe`): each simultaneous
+    /// The merge-point queue signal (only with `--merge-point-probe`): each simultaneous
     /// replay's probe delays, ours from memory and the other's from its server (`mergePointProbes`), through
     /// `MergePointQueueTest`. The client asks `localize` only after both servers' replays showed differentiation (the
     /// published gate), so the verdict is taken with the gate passed, as the published localization's.

@@ -1,4 +1,4 @@
-/// The packet work of the merge-point prober (issue 18 item 6, `MergePointProber`): reading the replay's outgoing
+/// The packet work of the merge-point prober (`MergePointProber`): reading the replay's outgoing
 /// IPv4 TCP segments and the client's acknowledgements, building the in-flow copies, and matching ICMP answers to
 /// the probes they quote. Pure functions on bytes (no sockets), so every rule is testable with fixed packets.
 enum MergePointPackets {

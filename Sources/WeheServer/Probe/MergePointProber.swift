@@ -35,7 +35,7 @@ package struct MergePointProbeSettings: Sendable, Hashable {
     }
 }
 
-/// Probes one TCP replay connection for WeHeY's blind spot (issue 18 item 6, "design 2" of Docs/testbed.md): while
+/// Probes one TCP replay connection for WeHeY's blind spot ("design 2" of Docs/testbed.md): while
 /// the server sends the replay, every `period` it sends copies of the connection's latest outgoing data segment,
 /// one with the merge point's TTL (answered by ICMP time exceeded from the merge point) and one with the segment's
 /// own TTL (a duplicate the client answers at once with a D-SACK), or, every third period, two UDP datagrams to the

@@ -60,7 +60,7 @@ struct UDPReplayListener {
     /// How long a source that started a flow is remembered.
     static let carriedMemory: Duration = .seconds(600)
 
-    /// The waiting session of `ip` a datagram from a new source starts, with the index of the flow (issue 13 item 7).
+    /// The waiting session of `ip` a datagram from a new source starts, with the index of the flow.
     ///
     /// The address alone is not enough: a shaper's upload queue can release the last datagrams of an address's
     /// previous replay after its next session was admitted, and that session must not be streamed to the old,

@@ -2,7 +2,7 @@ import Synchronization
 
 /// A seam for tests: while held, the accept loops of the TCP listeners (side channel, replay ports) wait before they
 /// take their first connection, so accepted connections stay queued in the listeners' accept streams. A test uses it
-/// to shut the server down with connections in that state (issue 14: the shutdown crash under load). Never held
+/// to shut the server down with connections in that state (the shutdown crash under load). Never held
 /// unless a test holds it; a waiting loop goes on when released or when its task is cancelled.
 package final class AcceptPause: Sendable {
     private struct State {

@@ -5,7 +5,7 @@ import NIOCore
 /// and their completions, user events such as the end of input, errors) and hands it on, in order, when removed. The
 /// connection thus goes on reading while it is queued (a TLS handshake progresses, the first bytes stop the first-byte
 /// deadline) and yet owns no async writer there, which NIO would stop the process for if the connection were dropped
-/// unserved when the server stops (issue 14). After `maximumReads` reads it asks for no more until removed: the same
+/// unserved when the server stops. After `maximumReads` reads it asks for no more until removed: the same
 /// bound as the async wrapper's back-pressure. With `closeAfter`, a connection still queued that long is closed (one
 /// that no accept loop will take any more, the server having stopped).
 final class EarlyReadBuffer: ChannelDuplexHandler, RemovableChannelHandler {

@@ -14,7 +14,7 @@ package struct ReplayRecord: Sendable, Hashable, Codable {
     /// Duration of the sending phase as reported by the client (`DONE;<seconds>`), if known.
     package var clientDurationSeconds: Double?
     /// Whether the client stopped this replay at the time limit (45/40/30 s) before it finished, so the samples
-    /// cover only part of the trace (issue 18 item 4). `nil` when not known: the server cannot tell (the published
+    /// cover only part of the trace. `nil` when not known: the server cannot tell (the published
     /// protocol's `DONE` does not say), and rows written before schema version 6 do not record it.
     package var reachedTimeLimit: Bool?
 

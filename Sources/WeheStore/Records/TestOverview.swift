@@ -12,7 +12,7 @@ package struct TestOverview: Sendable, Hashable, Codable {
     package var controlMeanMbps: Double?
     /// The normal analysis (testID 1 against 0), once stored.
     package var analysis: AnalysisSummary?
-    /// The sensitive verdict of an interleaved test (issue 18), if it had one: the history lists show it beside
+    /// The sensitive verdict of an interleaved test, if it had one: the history lists show it beside
     /// the published verdict.
     package var sensitive: SensitiveSummary?
 

@@ -12,7 +12,7 @@ package struct TestRecord: Sendable, Hashable, Codable {
     package var replays: [ReplayRecord]
     /// The analyses, ordered by compared testID when read back.
     package var analyses: [AnalysisRecord]
-    /// The sensitive verdict of an interleaved test (issue 18), if it had one.
+    /// The sensitive verdict of an interleaved test, if it had one.
     package var sensitive: SensitiveSummary?
 
     /// Creates a test record.
@@ -34,7 +34,7 @@ package struct TestRecord: Sendable, Hashable, Codable {
     package var mainAnalysis: AnalysisRecord? { analyses.first { $0.comparedTestID == 1 } }
 
     /// "time limit: the original replay was stopped after 45 s; the verdicts judge the part it covered" when the
-    /// client stopped a replay of this test at the time limit (issue 18 item 4); `nil` when none was or it is not
+    /// client stopped a replay of this test at the time limit; `nil` when none was or it is not
     /// known.
     package var timeLimitNote: String? {
         let parts = replays.filter { $0.reachedTimeLimit == true }.map { replay in

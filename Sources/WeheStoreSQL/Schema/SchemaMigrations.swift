@@ -34,14 +34,14 @@ enum SchemaMigrations {
         Migration(version: 6, name: "replays stopped by the time limit", statements: replayTimeLimits),
     ]
 
-    /// Version 6: whether the client stopped a replay at the time limit (issue 18 item 4), 1 or 0 in a nullable
+    /// Version 6: whether the client stopped a replay at the time limit, 1 or 0 in a nullable
     /// column of the replay. NULL means not known: existing rows, and every row the server writes (the published
     /// protocol does not tell it).
     private static func replayTimeLimits(_ flavor: SQLFlavor) -> [String] {
         ["ALTER TABLE wehe_replays ADD COLUMN reached_time_limit BIGINT"]
     }
 
-    /// Version 5: the sensitive verdict of an interleaved test (issue 18), as the JSON of `SensitiveSummary` in a
+    /// Version 5: the sensitive verdict of an interleaved test, as the JSON of `SensitiveSummary` in a
     /// nullable column of the test (infinite interval bounds written "inf"/"-inf"). Existing rows stay NULL.
     private static func sensitiveVerdicts(_ flavor: SQLFlavor) -> [String] {
         ["ALTER TABLE wehe_tests ADD COLUMN sensitive TEXT"]

@@ -165,7 +165,7 @@ package struct DemoHistory: Sendable {
                     analysedAt: now.addingTimeInterval(-1_700))
             ]
         }
-        // An interleaved test (issue 18): its sensitive verdict beside the published one, in the history list too.
+        // An interleaved test: its sensitive verdict beside the published one, in the history list too.
         spiky.sensitive = SensitiveSummary(
             verdict: .differentiation, direction: .throttled, rounds: 10, pValue: 0.001953125, alpha: 0.008,
             slowdown: 0.42, slowdownLower: 0.37, slowdownUpper: 0.47, confidenceLevel: 0.95, originalMeansMbps: [],
@@ -290,7 +290,7 @@ package struct DemoHistory: Sendable {
         }
     }
 
-    /// Finished DPI searches (issue 17): test 2 of the person (Skype) found the SNI of a TLS ClientHello, another user's
+    /// Finished DPI searches: test 2 of the person (Skype) found the SNI of a TLS ClientHello, another user's
     /// search on another provider found an HTTP Host header, and one search found no content rule.
     package static func dpiResults(now: Date) -> [DPIResultRecord] {
         func hello(_ name: String) -> (payload: [UInt8], range: Range<Int>) {

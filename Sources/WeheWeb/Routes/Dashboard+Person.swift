@@ -172,11 +172,11 @@ extension Dashboard {
             if let note = summary.note { stats.append(StatRow(label: strings["stat_note"], value: note)) }
         }
         if let note = record.timeLimitNote {
-            // A replay the client stopped at the time limit (issue 18 item 4; the note is English only for now).
+            // A replay the client stopped at the time limit (the note is English only for now).
             stats.append(StatRow(label: strings["stat_time_limit"], value: note))
         }
         if let sensitive = record.sensitive {
-            // The sensitive verdict of an interleaved test (issue 18), beside the published numbers above (English
+            // The sensitive verdict of an interleaved test, beside the published numbers above (English
             // only for now).
             var value = sensitive.verdict.rawValue
             if let direction = sensitive.direction { value += " (\(direction.rawValue))" }
@@ -217,7 +217,7 @@ extension Dashboard {
         return try renderer.render("test", context)
     }
 
-    /// The test page's line for a change in time within the test (issue 18 item 3), in the page's language.
+    /// The test page's line for a change in time within the test, in the page's language.
     static func changeText(_ change: ChangePointSummary, _ strings: Strings, _ formatter: Formatter) -> String {
         let p = formatter.pValue(change.pValue)
         let rounds = String(change.rounds)

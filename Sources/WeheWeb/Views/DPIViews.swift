@@ -1,7 +1,7 @@
 import Foundation
 import WeheStore
 
-/// One finished DPI search as a test page shows it (issue 17 item 3): the outcome, its cost, and each rule with
+/// One finished DPI search as a test page shows it: the outcome, its cost, and each rule with
 /// the matched bytes highlighted inside a hex dump of the packet.
 struct DPISearchView {
     var heading: String

@@ -14,7 +14,7 @@ struct HistoryRow {
     var original: String
     var control: String
     var bars: String
-    /// The sensitive verdict of an interleaved test (issue 18) in a few words, under the published badge.
+    /// The sensitive verdict of an interleaved test in a few words, under the published badge.
     var sensitive: String? = nil
 
     /// "Sensitive verdict: slowed by 18 %" and its siblings; `nil` for a test without a sensitive verdict.
@@ -66,7 +66,7 @@ struct TestContent {
     var stats: [StatRow]
     var backHref: String
     var jsonHref: String
-    /// Finished DPI searches started from this test (issue 17), newest first.
+    /// Finished DPI searches started from this test, newest first.
     var dpi: [DPISearchView] = []
     var hasDPI = false
 }
