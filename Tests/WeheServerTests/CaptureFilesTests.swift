@@ -157,8 +157,10 @@ struct CaptureFilesTests {
             }
             // Wait until the server holds every one of them (accepted and admitted to the replay share).
             let clock = ContinuousClock()
-            let deadline = clock.now.advanced(by: .seconds(10))
-            while await server.server.status().connections < idle.count, clock.now < deadline { await Task.yield() }
+            let deadline = clock.now.advanced(by: .seconds(30))
+            while await server.server.status().connections < idle.count, clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             #expect(await server.server.status().connections >= idle.count)
             #expect(Self.openFiles(below: directory) == 0, "no capture file for a connection nobody claimed")
             let outcome = try await ScriptedClient().run(trace, testID: 0, server: server)

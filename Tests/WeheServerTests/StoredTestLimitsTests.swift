@@ -63,7 +63,7 @@ struct StoredTestLimitsTests {
 
     // MARK: over the side channel
 
-    @Test("a replay connection that got one packet is not a test: no OK, nothing stored")
+    @Test("a replay connection that got one packet stores no upload larger than a real test's, and no more")
     func onePacketIsNotATest() async throws {
         let trace = try Self.tinyWeb()
         var fake = trace
@@ -72,12 +72,22 @@ struct StoredTestLimitsTests {
         fake.packets[0].kind = .tcp(responseLength: 0, responseHash: nil)
         let onePacket = fake
         try await ServerHarness.run { server in
-            let client = ScriptedClient(userID: "@fakeone01")
+            // 300 samples: more than the grant's allowance (2 x 100), which only a replay that ran may store.
+            var client = ScriptedClient(userID: "@fakeone01")
+            let count = 300
+            let rates = (0..<count).map { _ in "1.5" }.joined(separator: ",")
+            let times = (1...count).map { String(Double($0) * 0.01) }.joined(separator: ",")
+            client.samples = "[[\(rates)],[\(times)]]"
             let outcome = try await client.run(onePacket, testID: 0, server: server)
             #expect(outcome.grant.hasPrefix("1;"))
             #expect(outcome.okAfterSamples != "OK")
             #expect(outcome.okAfterSamples?.hasPrefix("Refused;the replay did not run here") == true)
             #expect(try await server.store.test(TestKey(userID: "@fakeone01", historyCount: 1)) == nil)
+            // A small upload (what a replay cut short by the client's own time limit sends) is stored once the
+            // replay started: a fake then stores no more than a real test, against its network's quota.
+            let small = try await ScriptedClient(userID: "@fakeone02", source: "127.0.0.3")
+                .run(onePacket, testID: 0, server: server)
+            #expect(small.okAfterSamples == "OK")
             // The whole replay is stored.
             // (From another address: the refused session may still hold 127.0.0.1 for a moment.)
             let real = try await ScriptedClient(userID: "@realone01", source: "127.0.0.2")
