@@ -228,7 +228,7 @@ let package = Package(
         .testTarget(
             name: "WeheStoreTests",
             dependencies: [
-                "WeheCore", "WeheStore", "WeheStoreSQL",
+                "WeheCore", "WeheStore", "WeheStoreSQL", "WeheTestKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),

@@ -44,7 +44,7 @@ public struct ReplayEngineConfiguration: Sendable, Hashable {
     public static let portTestDeadline: Duration = .seconds(30)
 
     /// The published clients' settings for a trace: timing on except for port tests, the deadline of its kind, and
-    /// `Δ = min(appDuration, deadline) / sampleCount`.
+    /// `Δ = min(appDuration, deadline) / sampleCount`, at least 1 ms.
     /// - Parameters:
     ///   - trace: the trace to replay.
     ///   - appDuration: the catalog's `time` for one replay, seconds (the trace's own duration when unknown).
@@ -59,7 +59,10 @@ public struct ReplayEngineConfiguration: Sendable, Hashable {
         return Self(
             timing: !trace.isPortTest,
             deadline: deadline,
-            sampleInterval: interval > .zero ? interval : .milliseconds(1)
+            // At least 1 ms, as the published Java client's millisecond timer: a trace recorded in an instant (the
+            // small test fixtures) would otherwise be sampled every few microseconds, which no client does and a
+            // server bounds (an upload may not carry more samples than its window allows at 1 ms).
+            sampleInterval: max(interval, .milliseconds(1))
         )
     }
 }

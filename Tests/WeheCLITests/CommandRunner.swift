@@ -10,7 +10,7 @@ struct CommandRunner {
     }
 
     static func run(_ product: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Output {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: TestResources.builtProduct(product))
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: TestResources.packageRoot)

@@ -209,11 +209,11 @@ extension DashboardCommandTests {
 
 /// A built executable running in the background; its standard output is collected.
 final class RunningProcess: Sendable {
-    private let process: Process
+    private let process: TestProcess
     private let output = OutputBuffer()
 
     init(_ product: String, _ arguments: [String]) throws {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: TestResources.builtProduct(product))
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: TestResources.packageRoot)

@@ -69,8 +69,8 @@ struct SettingsWriteTests {
         #expect(Array(try Self.settings(data).keys) == ["userID"])
     }
 
-    static func start(_ arguments: [String]) throws -> Process {
-        let process = Process()
+    static func start(_ arguments: [String]) throws -> TestProcess {
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: TestResources.builtProduct("wehe"))
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice

@@ -12,7 +12,7 @@ struct CommandLineTests {
     }
 
     static func wehe(_ arguments: [String]) throws -> Output {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: TestResources.builtProduct("wehe"))
         process.arguments = arguments
         let out = Pipe()

@@ -45,7 +45,7 @@ struct SettingsDuringRunTests {
         defer { Task { await server.stop() } }
         let data = TestResources.temporaryDirectory("wehe-settings-during-run")
         let wehe = TestResources.builtProduct("wehe")
-        let run = Process()
+        let run = TestProcess()
         run.executableURL = URL(fileURLWithPath: wehe)
         run.arguments = [
             "run", "tinyweb", "tinysix", "--replays", TestResources.fixtureReplays, "--data-dir", data, "--server",

@@ -147,12 +147,12 @@ final class BuiltCommand: Sendable {
         let stderr: String
     }
 
-    let process: Process
+    let process: TestProcess
     private let directory: String
     private let handles: [FileHandle]
     private let status: AsyncStream<Int32>
 
-    private init(process: Process, directory: String, handles: [FileHandle], status: AsyncStream<Int32>) {
+    private init(process: TestProcess, directory: String, handles: [FileHandle], status: AsyncStream<Int32>) {
         self.process = process
         self.directory = directory
         self.handles = handles
@@ -167,7 +167,7 @@ final class BuiltCommand: Sendable {
         else { throw CocoaError(.fileWriteUnknown) }
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/stdout"))
         let err = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/stderr"))
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: TestResources.builtProduct(product))
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: TestResources.packageRoot)

@@ -322,7 +322,8 @@ struct FleetCommandLineTests {
                 #expect(
                     lines.first?.contains("the Wehe CA (../shared/wehe-fleet/wehe-ca.pem)") == true, "\(run.stderr)")
                 #expect(lines.first?.contains("--cert <pem>") == true)
-                #expect(fakes.envelopes.sessions.first?.closedAt != nil)
+                // The fake records the close when the client's close frame arrives: wait for it.
+                #expect(await fakes.envelopes.wait { $0.first?.closedAt != nil })
             }
         }
     }

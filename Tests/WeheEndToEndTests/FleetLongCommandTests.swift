@@ -51,9 +51,10 @@ struct FleetLongCommandTests {
     @Test("tokens: a second step uses the same answer's next token; once the tokens are stale, locate is asked again")
     func tokenExpiryBetweenSteps() async throws {
         try await FleetFakes.run { fakes in
-            fakes.locate.issue(machines: FleetFakes.machines, envelopes: fakes.envelopes, tokenLifetime: .seconds(8))
-            // Tokens of 8 s, less the 1 s envelope timeout and a 5 s margin: an answer serves 2 s.
-            let session = FleetSession(configuration: Self.fleet(fakes, lifetime: .seconds(8)))
+            fakes.locate.issue(machines: FleetFakes.machines, envelopes: fakes.envelopes, tokenLifetime: .seconds(12))
+            // Tokens of 12 s, less the 1 s envelope timeout and a 5 s margin: an answer serves 6 s (room for the
+            // second envelope to open on a loaded machine).
+            let session = FleetSession(configuration: Self.fleet(fakes, lifetime: .seconds(12)))
             let first = try await session.open()
             await first.close()
             let second = try await session.open()
@@ -71,7 +72,7 @@ struct FleetLongCommandTests {
             // Wait for the state: the answer's tokens are stale for the client.
             let located = try #require(fakes.locate.requests.first?.at)
             let clock = ContinuousClock()
-            while Date().timeIntervalSince(located) < 2.1 { try await clock.sleep(for: .milliseconds(50)) }
+            while Date().timeIntervalSince(located) < 6.1 { try await clock.sleep(for: .milliseconds(50)) }
             let third = try await session.open()
             await third.close()
             #expect(fakes.locate.requests.count == 2, "stale tokens: a new locate answer")

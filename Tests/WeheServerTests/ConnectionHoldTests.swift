@@ -200,24 +200,24 @@ struct KeepAliveHoldTests {
 
     @Test("the waits between requests of one connection are bounded in total, not only each one")
     func keepAliveIdleTotal() async throws {
-        let quick: (inout ReplayServerConfiguration) -> Void = { $0.limits.httpIdleTimeout = .seconds(1) }
+        let quick: (inout ReplayServerConfiguration) -> Void = { $0.limits.httpIdleTimeout = .seconds(2) }
         try await ServerHarness.run(configure: quick) { server in
             let port = try #require(server.ports.analyzerPlain)
             let client = try await KeepAliveClient.open(port: port, from: "127.0.60.2")
             let start = ContinuousClock.now
             #expect(try await client.request("/healthz") == 200)
-            // Pauses of 0.8 s, each under the 1 s idle timeout; past the 2 s total during the third (closed 0.4 s
-            // into it), or, when the server's timer runs late, right after the fourth answer. Without a total, all
-            // seven are answered.
+            // Pauses of 0.5 s, each far under the 2 s idle timeout (room for a loaded machine); the connection is
+            // closed once the waits add up to the 4 s total, after about eight answers. Without a total, all fifteen
+            // are answered.
             var answered = 1
-            for _ in 0..<6 {
-                try await Task.sleep(for: .milliseconds(800))
+            for _ in 0..<14 {
+                try await Task.sleep(for: .milliseconds(500))
                 guard try await client.request("/healthz") == 200 else { break }
                 answered += 1
             }
             try await client.waitClosed()
-            #expect((3...4).contains(answered))
-            #expect(start.duration(to: .now) < .seconds(5))
+            #expect(answered >= 3 && answered < 15, "\(answered) answered")
+            #expect(start.duration(to: .now) < .seconds(12))
             client.close()
         }
     }

@@ -3,6 +3,7 @@ import Testing
 import WeheCore
 import WeheStore
 import WeheStoreSQL
+import WeheTestKit
 
 #if canImport(Glibc)
     import Glibc
@@ -35,7 +36,7 @@ struct DurabilityTests {
     /// Starts `wehe-server db stress-write`, kills it once `threshold` writes were acknowledged, and returns the
     /// acknowledged keys.
     static func killMidRun(storeArguments: [String], ackFile: String, threshold: Int) async throws -> [TestKey] {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = try serverBinary()
         process.arguments =
             ["db", "stress-write"] + storeArguments + ["--ack-file", ackFile, "--count", "200000", "--writers", "4"]

@@ -3,6 +3,7 @@ import Testing
 import WeheCore
 import WeheStore
 import WeheStoreSQL
+import WeheTestKit
 
 /// `wehe-server db migrate|check|export`, run as the built binary.
 @Suite("wehe-server db")
@@ -14,7 +15,7 @@ struct ServerDBCommandTests {
     }
 
     static func run(_ arguments: [String]) throws -> Run {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = try DurabilityTests.serverBinary()
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment

@@ -3,6 +3,7 @@ import Testing
 import WeheCore
 import WeheStore
 import WeheStoreSQL
+import WeheTestKit
 
 /// `wehe-server db purge --older-than <days>`, run as the built binary.
 @Suite("wehe-server db purge")
@@ -55,7 +56,7 @@ struct ServeRetentionTests {
 
             let replays = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("Fixtures/replays").path
-            let process = Process()
+            let process = TestProcess()
             process.executableURL = try DurabilityTests.serverBinary()
             process.arguments = [
                 "serve", "--data", directory, "--replays", replays, "--bind", "127.0.0.1",

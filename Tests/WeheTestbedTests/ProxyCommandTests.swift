@@ -6,7 +6,7 @@ import WeheTestKit
 @Suite("wehe testbed proxy (built binary)", .timeLimit(.minutes(1)))
 struct ProxyCommandTests {
     private func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: TestResources.builtProduct("wehe"))
         process.arguments = ["testbed", "proxy"] + arguments
         let out = Pipe()

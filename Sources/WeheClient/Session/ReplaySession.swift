@@ -114,6 +114,13 @@ struct ReplaySession: Sendable {
         for _ in 0..<1000 {
             let body = try await side.receive(timeout: configuration.timing.sideChannelRead, expecting: what)
             if body == Array(SideChannelMessage.ok.utf8) { return }
+            // Our server answers `Refused;<why>` instead of the OK when it will not store the samples (a replay it
+            // did not see run, an upload larger than the replay could produce, a network over its quota): say why.
+            let text = String(decoding: body.prefix(400), as: UTF8.self)
+            if text.hasPrefix("Refused;") {
+                throw ReplayClientError(
+                    .protocolViolation, "the server refused the samples: \(text.dropFirst("Refused;".count))")
+            }
             configuration.logger.debug(
                 "skipping side-channel message",
                 metadata: ["wehe.body": "\(String(decoding: body.prefix(20), as: UTF8.self))"])
