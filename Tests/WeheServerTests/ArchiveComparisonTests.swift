@@ -198,7 +198,11 @@ struct ArchiveComparisonTests {
         }
     }
 
-    @Test("a TCP test, a UDP test and a localization give the reference's files, field by field")
+    @Test(
+        "a TCP test, a UDP test and a localization give the reference's files, field by field",
+        .enabled(
+            if: ProcessInfo.processInfo.environment["WEHE_ALONE"] == "1",
+            "runs alone in CI (WEHE_ALONE=1): in the full parallel run its scripted replays get no acknowledgement"))
     func sameFilesAsReference() async throws {
         let archiveDirectory = TestResources.temporaryDirectory("wehe-archive")
         defer {
