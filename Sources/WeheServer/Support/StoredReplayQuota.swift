@@ -1,5 +1,3 @@
-import Synchronization
-
 /// How many replays' samples one client network may store: `limit` over a rolling `window` (a token bucket per
 /// network: `limit` at once, regained evenly over the window), the network being the IPv4 /24 or the IPv6 /48.
 ///
@@ -8,15 +6,10 @@ import Synchronization
 /// DPI search and room for others behind the same address, and bounds what fake tests from one network can write.
 /// Per process: a restart or another server of a fleet starts from a full bucket.
 ///
-/// The table is bounded like `RateLimiter`'s: when `capacity` networks are tracked, those whose bucket is full again
-/// are forgotten (they would get a full bucket anyway), then the least recently used eighth.
+/// A `RateLimiter` keyed by network, whose burst is the limit and whose refill spreads it over the window; its table
+/// is bounded the same way.
 package final class StoredReplayQuota: Sendable {
-    private struct Bucket {
-        var tokens: Double
-        var updated: ContinuousClock.Instant
-    }
-
-    private let buckets = Mutex<[String: Bucket]>([:])
+    private let buckets: RateLimiter
     /// Replays one network may store in a window.
     package let limit: Int
     /// The window.
@@ -29,6 +22,9 @@ package final class StoredReplayQuota: Sendable {
         self.limit = max(1, limit)
         self.window = window
         self.capacity = max(8, capacity)
+        let windowSeconds = Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18
+        let perMinute = windowSeconds > 0 ? Double(self.limit) * 60 / windowSeconds : .infinity
+        self.buckets = RateLimiter(perMinute: perMinute, burst: self.limit, capacity: self.capacity)
     }
 
     /// The network a client address counts against: IPv4 /24, IPv6 /48 (a site: one subscriber gets a /48 or /56,
@@ -40,53 +36,18 @@ package final class StoredReplayQuota: Sendable {
         return AddressText.network(address)
     }
 
-    private func refilled(_ bucket: Bucket, now: ContinuousClock.Instant) -> Double {
-        let elapsed = bucket.updated.duration(to: now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let windowSeconds = Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18
-        let rate = windowSeconds > 0 ? Double(limit) / windowSeconds : .infinity
-        return min(Double(limit), bucket.tokens + max(0, seconds) * rate)
-    }
-
     /// Whole replays `network` may still store now.
     package func remaining(_ network: String, now: ContinuousClock.Instant = .now) -> Int {
-        buckets.withLock { buckets in
-            guard let bucket = buckets[network] else { return limit }
-            return Int(refilled(bucket, now: now).rounded(.down))
-        }
+        buckets.remaining(network, now: now)
     }
 
     /// Seconds until `network` may store one more replay (0 when it may now).
     package func secondsUntilNext(_ network: String, now: ContinuousClock.Instant = .now) -> Int {
-        buckets.withLock { buckets in
-            guard let bucket = buckets[network] else { return 0 }
-            let tokens = refilled(bucket, now: now)
-            guard tokens < 1 else { return 0 }
-            let windowSeconds = Double(window.components.seconds)
-            return Int(((1 - tokens) * windowSeconds / Double(limit)).rounded(.up))
-        }
+        buckets.secondsUntilNext(network, now: now)
     }
 
     /// Takes one replay from `network`'s quota; `false` (nothing taken) when it is used up.
     package func take(_ network: String, now: ContinuousClock.Instant = .now) -> Bool {
-        buckets.withLock { buckets in
-            var bucket = buckets[network] ?? Bucket(tokens: Double(limit), updated: now)
-            if buckets[network] == nil, buckets.count >= capacity {
-                buckets = buckets.filter { refilled($0.value, now: now) < Double(limit) }
-                if buckets.count >= capacity {
-                    let oldest = buckets.sorted { $0.value.updated < $1.value.updated }.prefix(capacity / 8)
-                    for (forgotten, _) in oldest { buckets[forgotten] = nil }
-                }
-            }
-            bucket.tokens = refilled(bucket, now: now)
-            bucket.updated = now
-            guard bucket.tokens >= 1 else {
-                buckets[network] = bucket
-                return false
-            }
-            bucket.tokens -= 1
-            buckets[network] = bucket
-            return true
-        }
+        buckets.allow(network, now: now)
     }
 }
