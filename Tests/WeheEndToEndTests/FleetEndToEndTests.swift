@@ -170,7 +170,9 @@ struct FleetEndToEndTests {
             let error = await #expect(throws: FleetError.self) {
                 _ = try await FleetAccess.open(answer, configuration: fleet)
             }
-            #expect(started.duration(to: clock.now) < .seconds(8))
+            // Bounded by the 1 s timeout per server, not by the hanging fake: generous, as a loaded 2-core machine
+            // has taken 8.5 s for these two attempts.
+            #expect(started.duration(to: clock.now) < .seconds(30))
             #expect(error?.code == .noEnvelope)
             #expect(error?.message.contains(FleetFakes.machines[0]) == true)
             #expect(error?.message.contains("401") == true)

@@ -200,24 +200,24 @@ struct KeepAliveHoldTests {
 
     @Test("the waits between requests of one connection are bounded in total, not only each one")
     func keepAliveIdleTotal() async throws {
-        let quick: (inout ReplayServerConfiguration) -> Void = { $0.limits.httpIdleTimeout = .seconds(2) }
+        let quick: (inout ReplayServerConfiguration) -> Void = { $0.limits.httpIdleTimeout = .seconds(3) }
         try await ServerHarness.run(configure: quick) { server in
             let port = try #require(server.ports.analyzerPlain)
             let client = try await KeepAliveClient.open(port: port, from: "127.0.60.2")
             let start = ContinuousClock.now
             #expect(try await client.request("/healthz") == 200)
-            // Pauses of 0.5 s, each far under the 2 s idle timeout (room for a loaded machine); the connection is
-            // closed once the waits add up to the 4 s total, after about eight answers. Without a total, all fifteen
-            // are answered.
+            // Pauses of 0.5 s, each far under the 3 s idle timeout (a loaded 2-core machine has stalled a sleep by
+            // seconds); the connection is closed once the waits add up to the 6 s total, after about twelve answers.
+            // Without a total, all twenty are answered (9.5 s of waits).
             var answered = 1
-            for _ in 0..<14 {
+            for _ in 0..<19 {
                 try await Task.sleep(for: .milliseconds(500))
                 guard try await client.request("/healthz") == 200 else { break }
                 answered += 1
             }
             try await client.waitClosed()
-            #expect(answered >= 3 && answered < 15, "\(answered) answered")
-            #expect(start.duration(to: .now) < .seconds(12))
+            #expect(answered >= 2 && answered < 20, "\(answered) answered")
+            #expect(start.duration(to: .now) < .seconds(40))
             client.close()
         }
     }
