@@ -104,32 +104,6 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Admission rule: per-address (published) or per-user.")
     var admission: String?
 
-    @Option(name: .long, help: "Result store: sqlite (default), postgres, memory.")
-    var store: String?
-
-    @Option(name: .long, help: "PostgreSQL URL for --store postgres (postgres://user:password@host:port/db).")
-    var postgresURL: String?
-
-    @Option(name: .long, help: "Largest number of open TCP connections.")
-    var maxConnections: Int?
-
-    @Option(name: .long, help: "Largest number of open TCP connections from one client address.")
-    var maxConnectionsPerAddress: Int?
-
-    @Option(name: .long, help: "Largest number of concurrently admitted sessions.")
-    var maxSessions: Int?
-
-    @Option(name: .long, help: "Largest number of concurrent sessions from one /24 (IPv4) or /64 (IPv6), default 32.")
-    var maxSessionsPerNetwork: Int?
-
-    @Option(
-        name: .long,
-        help: "Replays whose samples one /24 (IPv4) or /48 (IPv6) may store per 24 h, default 400.")
-    var storedReplaysPerNetwork: Int?
-
-    @Option(name: .long, help: "Largest number of concurrent sessions from one IPv6 /48, default 128.")
-    var maxSessionsPerSite: Int?
-
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -137,9 +111,6 @@ struct ServeCommand: AsyncParsableCommand {
                 + "anyone else the declared address is ignored."
         ))
     var trustedProxy: [String] = []
-
-    @Option(name: .long, help: "Seconds running tests may go on after SIGTERM.")
-    var gracePeriod: Int?
 
     @Option(name: .long, help: "Name recorded with every test.")
     var serverName: String?
@@ -229,15 +200,6 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Delete results, samples, loss timelines, session events and DPI searches older than this many days, at "
-                + "start and "
-                + "then every hour (default: keep everything; `db purge` does it once)."
-        ))
-    var retentionDays: Int?
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
             "Also write the reference server's per-test files (M-Lab spool: replay/, replayInfo1/, clientXputs1/, "
                 + "decisions1/, localizeDecisions1/, datatypes/) into this directory (default: $WEHE_ARCHIVE; off)."
         ))
@@ -253,26 +215,19 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var pcap: String?
 
-    @Option(name: .long, help: "Largest pcap file per replay connection in bytes (default 67108864).")
-    var pcapMaxBytes: Int?
+    @OptionGroup(title: "Limits")
+    var limits: LimitOptions
 
-    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error.")
-    var logLevel: String?
+    @OptionGroup(title: "Result store")
+    var results: ResultStoreOptions
 
-    @Option(name: .long, help: "Log format: text or json (one JSON object per line).")
-    var logFormat: String?
+    @OptionGroup(title: "Logging")
+    var logging: LoggingOptions
 
     func run() async throws {
         Self.raiseOpenFileLimit()
         let file = try FileSettings.load(config)
-        let level = Logger.Level(rawValue: logLevel ?? file.logLevel ?? "info") ?? .info
-        let json = (logFormat ?? file.logFormat ?? "text") == "json"
-        LoggingSystem.bootstrap { label in
-            var handler: any LogHandler =
-                json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        logging.bootstrap(file: file)
         let registry = PrometheusCollectorRegistry()
         // Every metric with its HELP text (and the lateness histograms' buckets): ServerMetrics' table.
         MetricsSystem.bootstrap(PrometheusHelpFactory(registry: registry))
@@ -285,8 +240,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let resultStore = try await StoreFactory.open(
-            kind: store ?? file.store ?? "sqlite", dataDirectory: dataDirectory,
-            postgresURL: postgresURL ?? file.postgresURL, logger: logger)
+            kind: results.store ?? file.store ?? "sqlite", dataDirectory: dataDirectory,
+            postgresURL: results.postgresURL ?? file.postgresURL, logger: logger)
         // A configuration error found from here on closes the store before it is reported (an open SQLite
         // connection must not be dropped unclosed).
         do {
@@ -321,21 +276,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.admission = policy
         }
-        if let value = maxConnections ?? file.maxConnections { configuration.limits.maximumConnections = value }
-        if let value = maxConnectionsPerAddress ?? file.maxConnectionsPerAddress {
-            configuration.limits.maximumConnectionsPerAddress = value
-        }
-        if let value = maxSessions ?? file.maxSessions { configuration.limits.maximumSessions = value }
-        if let value = maxSessionsPerNetwork ?? file.maxSessionsPerNetwork {
-            configuration.limits.maximumSessionsPerNetwork = value
-        }
-        if let value = storedReplaysPerNetwork ?? file.storedReplaysPerNetwork {
-            guard value > 0 else { throw ValidationError("--stored-replays-per-network must be at least 1") }
-            configuration.limits.storedReplaysPerNetwork = value
-        }
-        if let value = maxSessionsPerSite ?? file.maxSessionsPerSite {
-            configuration.limits.maximumSessionsPerSite = value
-        }
+        try limits.apply(to: &configuration, file: file)
         if let value = localizePerMinute ?? file.localizePerMinute { configuration.localizeRequestsPerMinute = value }
         if let value = localizePerNetworkPerMinute ?? file.localizePerNetworkPerMinute {
             configuration.localizeRequestsPerNetworkPerMinute = value
@@ -345,7 +286,6 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.fleetPeers = fleetPeer + (file.fleetPeer ?? [])
         configuration.fleetHostNames = fleetHostName + (file.fleetHostName ?? [])
-        if let value = gracePeriod ?? file.gracePeriod { configuration.limits.shutdownGracePeriod = .seconds(value) }
         configuration.serverName = serverName ?? file.serverName ?? ProcessInfo.processInfo.hostName
         do {
             configuration.localizationServerPairs = try (localizationPair + (file.localizationPair ?? [])).map {
@@ -393,10 +333,6 @@ struct ServeCommand: AsyncParsableCommand {
             logger.info("archive: writing the reference server's files", metadata: ["wehe.archive": "\(path)"])
         }
         configuration.pcapDirectory = pcap ?? file.pcap ?? ProcessInfo.processInfo.environment["WEHE_PCAP"]
-        if let bytes = pcapMaxBytes ?? file.pcapMaxBytes {
-            guard bytes >= 1024 else { throw ValidationError("--pcap-max-bytes must be at least 1024") }
-            configuration.pcapMaximumBytes = bytes
-        }
         let ownCA = (dataDirectory as NSString).appendingPathComponent("certs/ca.crt")
         configuration.peerCACertificatePath =
             peerCA ?? file.peerCA ?? (FileManager.default.fileExists(atPath: ownCA) ? ownCA : nil)
@@ -432,7 +368,7 @@ struct ServeCommand: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: server), .init(service: PortAnnouncer(server: server), successTerminationBehavior: .ignore),
         ]
-        if let days = retentionDays ?? file.retentionDays {
+        if let days = results.retentionDays ?? file.retentionDays {
             guard days >= 1 else { throw ValidationError("--retention-days must be at least 1") }
             services.append(.init(service: RetentionPurger(store: resultStore, days: days, logger: logger)))
         }

@@ -12,6 +12,6 @@ struct WeheServerCommand: AsyncParsableCommand {
         commandName: "wehe-server",
         abstract: "Wehe replay and analysis server (interoperable with the published Wehe clients) and operator tools.",
         version: "wehe-server \(WeheVersion.number)",
-        subcommands: [ServeCommand.self, CertsCommand.self, DBCommand.self]
+        subcommands: [ServeCommand.self, MLabCommand.self, CertsCommand.self, DBCommand.self]
     )
 }

@@ -13,7 +13,9 @@ package import WeheWire
 /// Writes the files the reference server (wehe-py3) writes for M-Lab's pipeline, beside our own database: per user
 /// `replay/YYYY/MM/DD/<userID>/{replayInfo,clientXputs,decisions}/…json` and the newline-delimited tables
 /// `{replayInfo1,clientXputs1,decisions1,localizeDecisions1}/YYYY/MM/DD/…json`, with the table schemas in
-/// `datatypes/`. Dates are the UTC day of writing, as the reference's.
+/// `datatypesDirectory` (`datatypes/` inside the archive by default; M-Lab's jostler reads them from
+/// `/var/spool/datatypes`, beside the experiment's spool `/var/spool/wehe`). Dates are the UTC day of writing, as
+/// the reference's.
 ///
 /// Every file is written to `.partial/` under the archive and renamed into place, so an uploader watching the
 /// table folders never sees half a file. Writing happens on one serial queue, after the database copy is stored: a
@@ -26,6 +28,8 @@ package final class ArchiveWriter: Sendable {
     /// Prefix of `measurementUUID` (`<prefix>_<socket cookie>`, M-Lab's uuid convention; M-Lab supplies the prefix
     /// in a file, `wehe` without one).
     package let uuidPrefix: String
+    /// Where the table schemas (`<table>.json`) are written at start.
+    package let datatypesDirectory: String
     private let logger: Logger
     private let metrics: ServerMetrics
     private let now: @Sendable () -> Date
@@ -37,20 +41,27 @@ package final class ArchiveWriter: Sendable {
 
     /// Creates the writer and writes the schemas; an unusable directory is logged, not thrown: the server runs on
     /// and each later write reports its own failure.
+    ///
+    /// - Parameter datatypesDirectory: where the schemas go; `nil`: `datatypes/` inside `directory`.
     package init(
-        directory: String, uuidPrefix: String = "wehe", logger: Logger, metrics: ServerMetrics = ServerMetrics(),
-        now: @escaping @Sendable () -> Date = { Date() }
+        directory: String, uuidPrefix: String = "wehe", datatypesDirectory: String? = nil, logger: Logger,
+        metrics: ServerMetrics = ServerMetrics(), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.directory = directory
         self.uuidPrefix = uuidPrefix
+        self.datatypesDirectory = datatypesDirectory ?? (directory as NSString).appendingPathComponent("datatypes")
         self.logger = logger
         self.metrics = metrics
         self.now = now
         for (table, json) in ArchiveSchemas.all {
+            let path = (self.datatypesDirectory as NSString).appendingPathComponent("\(table).json")
             do {
-                try write(json, to: "datatypes/\(table).json")
+                try FileManager.default.createDirectory(
+                    atPath: self.datatypesDirectory, withIntermediateDirectories: true)
+                // Written beside the target and renamed (same directory, so atomic): a reader never sees half.
+                try Data(json.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
             } catch {
-                report(error, file: "datatypes/\(table).json")
+                report(error, file: path)
             }
         }
     }
