@@ -41,7 +41,9 @@ struct MLabLayout: Sendable, Equatable {
     func rooted(at root: String) -> MLabLayout {
         guard root != "/", !root.isEmpty else { return self }
         var moved = self
-        func below(_ path: String) -> String { (root as NSString).appendingPathComponent(path) }
+        func below(_ path: String) -> String {
+            (root as NSString).appendingPathComponent(String(path.drop { $0 == "/" }))
+        }
         moved.sslDirectory = below(sslDirectory)
         moved.dataDirectory = below(dataDirectory)
         moved.spoolDirectory = below(spoolDirectory)
@@ -50,11 +52,11 @@ struct MLabLayout: Sendable, Equatable {
     }
 
     /// The UUID prefix: the prefix file's first line, trimmed. Without `$UUID_PREFIX`, `wehe`.
-    /// - Throws: `ValidationError` when the file cannot be read or holds no usable prefix.
+    /// - Throws: `MLabLayoutError` when the file cannot be read or holds no usable prefix.
     func uuidPrefix() throws -> String {
         guard let path = uuidPrefixFile else { return "wehe" }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ValidationError("cannot read the UUID prefix file \(path) (named by $UUID_PREFIX)")
+            throw MLabLayoutError(message: "cannot read the UUID prefix file \(path) (named by $UUID_PREFIX)")
         }
         let prefix =
             String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
@@ -63,11 +65,17 @@ struct MLabLayout: Sendable, Equatable {
         // break the join key or the JSON that carries it.
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
         guard !prefix.isEmpty, prefix.count <= 200, prefix.allSatisfy(allowed.contains) else {
-            throw ValidationError(
-                "the UUID prefix file \(path) must hold one prefix of letters, digits, '.', '-' and '_'")
+            throw MLabLayoutError(
+                message: "the UUID prefix file \(path) must hold one prefix of letters, digits, '.', '-' and '_'")
         }
         return prefix
     }
+}
+
+/// A file of the M-Lab layout that cannot be used as it is.
+struct MLabLayoutError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
 }
 
 /// `wehe-server mlab <hostname> <interface>`: the server as M-Lab's Wehe container runs it, a drop-in for the
@@ -139,7 +147,13 @@ struct MLabCommand: AsyncParsableCommand {
             ServeCommand.printError("wehe-server: no network interface \(interface) (the capture interface)")
             throw ExitCode(2)
         }
-        let prefix = try layout.uuidPrefix()
+        let prefix: String
+        do {
+            prefix = try layout.uuidPrefix()
+        } catch {
+            ServeCommand.printError("wehe-server: \(error)")
+            throw ExitCode(1)
+        }
         let tls = try Self.certificates(layout: layout, hostname: hostname, logger: logger)
         guard let replayDirectory = replays ?? ServeCommand.defaultReplayDirectory() else {
             ServeCommand.printError("wehe-server: no replay directory (give --replays <dir> or set WEHE_REPLAYS)")
