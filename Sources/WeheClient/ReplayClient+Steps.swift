@@ -22,6 +22,7 @@ extension ReplayClient {
         appDuration: Double?,
         address: String,
         tls: NIOSSLContext?,
+        deadline: Duration? = nil,
         onProgress: @escaping @Sendable (ReplayProgress) -> Void
     ) async throws(ReplayClientError) -> ReplaySession.Outcome {
         var realIP = "127.0.0.1"
@@ -34,9 +35,10 @@ extension ReplayClient {
             userID: configuration.userID, testID: role.rawValue, replayName: trace.name,
             extraString: configuration.extraString, historyCount: historyCount, endOfTest: endOfTest,
             realIP: realIP, clientVersion: configuration.clientVersion)
-        let session = ReplaySession(
+        var session = ReplaySession(
             serverAddress: address, configuration: configuration, tls: configuration.sideChannelTLS ? tls : nil,
             declaration: declaration, trace: trace, appDuration: appDuration, onProgress: onProgress)
+        session.deadline = deadline
         return try await session.run()
     }
 
@@ -65,6 +67,7 @@ extension ReplayClient {
     ///   - originalSamples: the samples this client measured in the original replay, if it ran it.
     ///   - controlSamples: the same for the control replay (or the DPI probe).
     ///   - testID: the replay compared with the original (testID 0): 1 for the control, ≥ 2 for a DPI probe.
+    ///   - serverAS: called with the AS the server's table gives for this client's address, when it answers one.
     /// - Throws: `ReplayClientError` (`.analyzerFailed`, `.resultMismatch`, network errors, `.cancelled`).
     func analysis(
         address: String,
@@ -72,11 +75,13 @@ extension ReplayClient {
         historyCount: Int,
         originalSamples: ThroughputSeries? = nil,
         controlSamples: ThroughputSeries? = nil,
-        testID: Int = 1
+        testID: Int = 1,
+        serverAS: (ASTable.Entry) -> Void = { _ in }
     ) async throws(ReplayClientError) -> AnalysisSummary {
         let analyzer = analyzerClient(address: address, tls: tls)
         let numbers = try await analyzer.analyse(
             userID: configuration.userID, historyCount: historyCount, testID: testID)
+        if let number = numbers.asNumber { serverAS(ASTable.Entry(number: number, name: numbers.asName)) }
         var decision = configuration.verdictRules.decide(
             areaTest: numbers.areaTest, ksPValue: numbers.ksPValue, ks2Ratio: numbers.ks2RatioTest,
             originalMeanMbps: numbers.originalMeanMbps, controlMeanMbps: numbers.controlMeanMbps)

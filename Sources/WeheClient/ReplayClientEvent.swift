@@ -20,4 +20,34 @@ public enum ReplayClientEvent: Sendable {
     case confirmationScheduled(test: String, firstVerdict: Verdict, first: AnalysisSummary)
     /// The test is complete (after its confirmation, if any).
     case testFinished(TestResult)
+    /// An adaptive verdict's round ended: what the rule says after it, and what the rounds have cost so far.
+    case roundFinished(test: String, round: AdaptiveRoundProgress)
+}
+
+/// Where an adaptive verdict stands after a round.
+public struct AdaptiveRoundProgress: Sendable, Hashable {
+    /// The round's number, from 1.
+    public var round: Int
+    /// Whether it was the floor round (the long one taken before concluding no differentiation).
+    public var isFloorRound: Bool
+    /// Bytes every round so far moved, both replays, both directions.
+    public var bytesMoved: Int
+    /// The cap on bytes; past it the verdict is inconclusive.
+    public var maximumBytes: Int
+    /// The slowdown estimated so far (0.18: the app got 18 % less than its control).
+    public var slowdown: Double
+    /// In plain words: what the rule waits for, or why it stops.
+    public var status: String
+
+    /// Creates a progress report.
+    public init(
+        round: Int, isFloorRound: Bool, bytesMoved: Int, maximumBytes: Int, slowdown: Double, status: String
+    ) {
+        self.round = round
+        self.isFloorRound = isFloorRound
+        self.bytesMoved = bytesMoved
+        self.maximumBytes = maximumBytes
+        self.slowdown = slowdown
+        self.status = status
+    }
 }

@@ -66,6 +66,7 @@ struct ReplayClientTests {
             case .analysisRequested: name = "analysisRequested"
             case .confirmationScheduled: name = "confirmationScheduled"
             case .testFinished: name = "testFinished"
+            case .roundFinished: name = "roundFinished"
             }
             events.withLock { $0.append(name) }
         }

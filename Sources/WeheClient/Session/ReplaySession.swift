@@ -28,6 +28,8 @@ struct ReplaySession: Sendable {
     /// The change spec sent as message 2: `[-1, null, null]` for every normal replay; a DPI probe of a server packet
     /// sends `[k, "ReplaceI", [L, R]]` (`DPITraceMap.changeSpec(for:)`).
     var changeSpec: String = SideChannelMessage.noChange
+    /// Ends the replay earlier than its protocol deadline (a UDP round of the adaptive verdict); never later.
+    var deadline: Duration? = nil
 
     func run() async throws(ReplayClientError) -> Outcome {
         let tracker = UDPFlowTracker()
@@ -92,6 +94,7 @@ struct ReplaySession: Sendable {
         engineConfiguration.idleTimeout = configuration.timing.replayIdle
         engineConfiguration.spinWindow = .microseconds(500)
         if let deadline = configuration.timing.replayDeadline { engineConfiguration.deadline = deadline }
+        if let deadline { engineConfiguration.deadline = min(engineConfiguration.deadline, deadline) }
         let engine = ReplayEngine(
             configuration: engineConfiguration, clock: ContinuousClock(), logger: configuration.logger)
         let outcome: ReplayOutcome

@@ -37,6 +37,11 @@ public struct SensitiveSummary: Sendable, Hashable, Codable {
     /// The change in time within the test, when the rounds' samples were analysed; `nil` in
     /// summaries stored before it existed (the JSON key is simply absent).
     public var changePoint: ChangePointSummary? = nil
+    /// Why the adaptive verdict stopped; `nil` for the interleaved verdict (a fixed number of full rounds), so a
+    /// summary with a stop reason is an adaptive one.
+    public var stopReason: AdaptiveStopReason? = nil
+    /// Every byte the rounds moved, both directions (the adaptive verdict's cost), when measured.
+    public var bytesMoved: Int? = nil
 
     /// Creates a summary.
     public init(

@@ -1,0 +1,129 @@
+import WeheAnalysis
+import WeheCore
+import WeheReplay
+
+/// How an adaptive verdict cuts one test into rounds, and what it may cost: decided from the traces and the catalog
+/// before the first byte moves, so that the cost can be said (and agreed to) up front.
+///
+/// **Short rounds.** A round replays the same prefix of the original and of the control. TCP rounds are cut in
+/// bytes (`ReplayTrace.prefix(bytes:)`): a twentieth of the trace, at least 250 kB so that a round lasts several
+/// sample intervals on a fast path and reaches the rate a cap would bite at, at most the whole trace. UDP rounds are
+/// cut in time (the server sends its datagrams on its own schedule; the client ends the replay at the round's
+/// deadline): a twentieth of the replay's time, at least 1 s. Twenty short rounds move the bytes of one published
+/// test; the rule cannot stop for differentiation before 11 rounds at α = 0.01 (all of them clearly one way), nor
+/// for equivalence before 11 (with the clipping scale below), so a clear answer costs about half a published test.
+///
+/// **Clipping.** Each round's log ratio counts fully from a 5 % difference on (`clipScale` 0.05, where the rule's
+/// default is 0.1): a round that shows no difference then counts fully towards "inside the ±5 % margin", which
+/// halves the rounds an equivalence needs (11 instead of 18 for identical replays, 16 instead of 29 at a 2 %
+/// difference), and any clipping keeps the false-positive bound (the coin makes each clipped value's sign fair).
+///
+/// **The floor round.** A throttle that starts after some megabytes (reported after about 7 MB on a real network)
+/// cannot show in short prefixes. So "no differentiation" is never concluded from short rounds alone: when the rule
+/// would stop for equivalence, one more round carries `floorBytesPerFlow` per replay (the whole trace when it is
+/// smaller; for UDP the whole replay), and the verdict is taken after it. A differentiation stop needs no such round.
+///
+/// **Caps.** Twice the bytes of the published test (original and control once) and twice its time (with a minute
+/// of slack for connection set-up): past either the verdict is inconclusive, with the reason.
+public struct AdaptivePlan: Sendable {
+    /// How one round is cut.
+    public enum Cut: Sendable, Hashable, CustomStringConvertible {
+        /// TCP: the traces' first `bytes` bytes (uploads and responses).
+        case bytes(Int)
+        /// UDP: the replays' first `seconds`.
+        case seconds(Double)
+
+        public var description: String {
+            switch self {
+            case .bytes(let bytes): "the first \(AdaptivePlan.megabytes(bytes)) of each replay"
+            case .seconds(let seconds): "the first \(Int(seconds.rounded())) s of each replay"
+            }
+        }
+    }
+
+    /// The short rounds' cut.
+    public var shortRound: Cut
+    /// The floor round's cut.
+    public var floorRound: Cut
+    /// Bytes one short round is expected to move (both replays, both directions).
+    public var shortRoundBytes: Int
+    /// Bytes the floor round is expected to move.
+    public var floorRoundBytes: Int
+    /// Bytes of the published test: original and control once, both directions.
+    public var publishedBytes: Int
+    /// Time of the published test's two replays on a path that keeps up with the trace, seconds.
+    public var publishedSeconds: Double
+    /// The stopping rule, with the caps of this test.
+    var rule: AdaptiveAnalysis
+
+    /// Per replay, the bytes the floor round carries at most (7 MB).
+    public static let floorBytesPerFlow = 7_000_000
+    /// Short rounds per published test's bytes.
+    public static let shortRoundsPerTest = 20
+    /// The smallest TCP round per replay (250 kB).
+    public static let smallestRoundBytes = 250_000
+    /// The shortest UDP round (1 s).
+    public static let shortestRoundSeconds = 1.0
+    /// The clipping scale of the rounds' log ratios.
+    public static let clipScale = 0.05
+
+    /// The plan of `test`.
+    /// - Parameters:
+    ///   - test: the catalog entry and both traces.
+    ///   - alpha: the false-positive bound (0.01).
+    public init(test: ReplayClient.Test, alpha: Double = 0.01) {
+        let original = test.original
+        let isUDP = original.transport == .udp
+        // One replay's bytes: the catalog's size when it gives one (the only source for UDP, whose server datagrams
+        // the client file does not list), else what the client file says.
+        let catalogBytes = test.entry.sizeMB.flatMap { $0.isFinite && $0 > 0 ? Int($0 * 1_000_000) : nil }
+        let replayBytes = max(1, isUDP ? (catalogBytes ?? 2 * original.bytesUp) : original.bytesBothWays)
+        let deadline = isUDP ? ReplayEngineConfiguration.udpAppDeadline : ReplayEngineConfiguration.tcpAppDeadline
+        let replaySeconds = min(max(original.duration, test.entry.durationSeconds, 1), deadline.inSeconds)
+        publishedBytes = 2 * replayBytes
+        publishedSeconds = 2 * replaySeconds
+        if isUDP {
+            let short = min(
+                replaySeconds, max(Self.shortestRoundSeconds, replaySeconds / Double(Self.shortRoundsPerTest)))
+            shortRound = .seconds(short)
+            floorRound = .seconds(replaySeconds)
+            shortRoundBytes = Int(Double(2 * replayBytes) * short / replaySeconds)
+            floorRoundBytes = 2 * replayBytes
+        } else {
+            let short = min(replayBytes, max(Self.smallestRoundBytes, replayBytes / Self.shortRoundsPerTest))
+            let floor = min(replayBytes, Self.floorBytesPerFlow)
+            shortRound = .bytes(short)
+            floorRound = .bytes(floor)
+            shortRoundBytes = 2 * short
+            floorRoundBytes = 2 * floor
+        }
+        // The floor is this plan's (a round of `floorRound`), not the rule's: the rule's own floor counts the bytes
+        // the comparison covered, which a throttled round never reaches.
+        rule = AdaptiveAnalysis(
+            alpha: alpha, clipScale: Self.clipScale, minimumBytesPerFlow: 0, maximumRounds: 60,
+            maximumBytes: 2 * publishedBytes,
+            timeLimitSeconds: 2 * publishedSeconds + 60)
+    }
+
+    /// The most the test may move (the byte cap).
+    public var maximumBytes: Int { rule.maximumBytes }
+    /// The longest the test may take, seconds (the time cap).
+    public var timeLimitSeconds: Double { rule.timeLimitSeconds }
+    /// The false-positive bound.
+    public var alpha: Double { rule.alpha }
+
+    /// The bytes of a differentiation found as early as the rule allows (its fewest rounds of short rounds).
+    public var fewestBytes: Int { (rule.fewestRoundsForDifferentiation ?? 1) * shortRoundBytes }
+
+    /// One line for the user before the test starts: what it costs at least, usually, and at most.
+    public var costText: String {
+        "adaptive verdict: short rounds of \(shortRound); a clear throttle is found after about "
+            + "\(Self.megabytes(fewestBytes)), at most \(Self.megabytes(maximumBytes)) "
+            + "(the published test moves \(Self.megabytes(publishedBytes)))"
+    }
+
+    static func megabytes(_ bytes: Int) -> String {
+        let value = Double(bytes) / 1_000_000
+        return value >= 10 ? "\(Int(value.rounded())) MB" : "\((value * 10).rounded() / 10) MB"
+    }
+}

@@ -1,0 +1,261 @@
+import Foundation
+import NIOSSL
+import WeheAnalysis
+import WeheCore
+import WeheReplay
+
+/// The adaptive verdict: short randomized rounds until the evidence suffices (`AdaptiveAnalysis`), cut as
+/// `AdaptivePlan` says.
+///
+/// On the wire every round is an ordinary Wehe test: a new history count, the original (testID 0) and the
+/// bit-inverted control (testID 1) over their own side channels in an order drawn by a fair coin, the last one marked
+/// end of test, each replay ending early as a client at its time limit ends it. Any Wehe server serves the rounds; the
+/// client asks for no analysis of them (a server that analyses every test by itself, as ours does, stores a published
+/// verdict per round that nobody reads) and stores one result locally: the adaptive verdict, keyed by the first
+/// round's history count, with the largest round's samples.
+extension ReplayClient {
+    /// Runs `test` as an adaptive verdict.
+    /// - Parameters:
+    ///   - test: the test.
+    ///   - plan: the rounds' cuts and caps (`AdaptivePlan(test:)` by default).
+    ///   - fallBack: when the server cannot serve a round (it refuses the shortened replay or its samples), run the
+    ///     published test instead and say so in the result's note; otherwise that failure is thrown.
+    ///   - onEvent: progress, called from any thread; keep it short.
+    /// - Returns: the result, whose verdict is the adaptive one (`sensitive.stopReason` set), or the published test's
+    ///   after a fall-back.
+    /// - Throws: `ReplayClientError`; nothing is stored then.
+    public func runAdaptive(
+        _ test: Test,
+        plan: AdaptivePlan? = nil,
+        fallBack: Bool = true,
+        onEvent: @escaping @Sendable (ReplayClientEvent) -> Void = { _ in }
+    ) async throws(ReplayClientError) -> TestResult {
+        let plan = plan ?? AdaptivePlan(test: test)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let startedAt = Date()
+        let address = try resolveServer()
+        let tls = try makeTLS()
+        var monitor = AdaptiveAnalysis.Monitor(plan.rule)
+        var floorDone = plan.shortRound == plan.floorRound
+        var firstHistoryCount: Int?
+        var largest: (original: ReplayOutcome, control: ReplayOutcome)?
+        var received = 0
+        var moved = 0
+        var cutShort = 0
+        var stop: AdaptiveStopReason?
+        var note: String?
+        var round = 0
+        while stop == nil {
+            // The rule would conclude "no differentiation": not before a round has carried the floor of bytes.
+            var cut = plan.shortRound
+            let pending = monitor.stop(elapsedSeconds: started.duration(to: clock.now).inSeconds)
+            if pending.reason == .equivalence {
+                if floorDone {
+                    stop = .equivalence
+                    break
+                }
+                if moved + plan.floorRoundBytes > plan.maximumBytes {
+                    stop = .budget
+                    note =
+                        "the slowdown is inside ±\(Int((plan.rule.margin * 100).rounded())) % after short rounds, "
+                        + "but the long round that rules out a throttle starting later would pass the cap of "
+                        + AdaptivePlan.megabytes(plan.maximumBytes)
+                    break
+                }
+                cut = plan.floorRound
+            } else if let reason = pending.reason {
+                stop = reason
+                note = pending.note
+                break
+            }
+            // A round that would pass the cap is not started: the rounds so far say what one costs on this path
+            // (more than the cut when responses already in flight arrive unread).
+            let expected = max(
+                cut == plan.floorRound ? plan.floorRoundBytes : plan.shortRoundBytes,
+                round > 0 ? moved / round : 0)
+            if round > 0, moved + expected > plan.maximumBytes {
+                stop = .budget
+                note =
+                    "another round would pass the cap of \(AdaptivePlan.megabytes(plan.maximumBytes)) "
+                    + "(\(AdaptivePlan.megabytes(moved)) so far): " + (pending.note ?? "")
+                break
+            }
+            round += 1
+            let historyCount: Int
+            do {
+                historyCount = try await configuration.historyCounter.next()
+            } catch {
+                throw ReplayClientError(.storeFailed, "cannot get the next test number: \(error)")
+            }
+            if firstHistoryCount == nil { firstHistoryCount = historyCount }
+            onEvent(.testStarted(test: test.entry.id, historyCount: historyCount, isConfirmation: false))
+            let roundStarted = clock.now
+            let outcomes: [ReplayRole: ReplayOutcome]
+            do {
+                outcomes = try await adaptiveRound(
+                    test, cut: cut, historyCount: historyCount, address: address, tls: tls, onEvent: onEvent)
+            } catch let error where fallBack && round == 1 && Self.serverCannotServeRounds(error) {
+                // Nothing measured yet: the published test, said as such.
+                var result = try await run(test, onEvent: onEvent)
+                let remark =
+                    "the server could not serve the adaptive verdict's short rounds (\(error.message)); "
+                    + "this is the published test"
+                result.summary.note = result.summary.note.map { $0 + "; " + remark } ?? remark
+                try await store(result)
+                return result
+            }
+            guard let original = outcomes[.original], let control = outcomes[.control] else {
+                throw ReplayClientError(.protocolViolation, "a round ended without both replays")
+            }
+            if cut == plan.floorRound { floorDone = true }
+            received += original.bytesReceived + control.bytesReceived
+            let roundBytes = original.bytesSent + original.bytesReceived + control.bytesSent + control.bytesReceived
+            moved += roundBytes
+            cutShort += [original, control].filter(\.reachedDeadline).count
+            if largest.map({ $0.original.bytesReceived + $0.control.bytesReceived }) ?? -1
+                < original.bytesReceived + control.bytesReceived
+            {
+                largest = (original, control)
+            }
+            let rates = Self.roundRates(original: original, control: control)
+            monitor.add(
+                AdaptiveAnalysis.Round(
+                    originalMbps: rates.originalMbps, controlMbps: rates.controlMbps,
+                    comparedBytes: rates.comparedBytes, totalBytes: roundBytes,
+                    durationSeconds: roundStarted.duration(to: clock.now).inSeconds),
+                elapsedSeconds: started.duration(to: clock.now).inSeconds)
+            let now = monitor.stop(elapsedSeconds: started.duration(to: clock.now).inSeconds)
+            let status: String =
+                switch now.reason {
+                case .differentiation?: "the evidence suffices: differentiation"
+                case .equivalence? where floorDone: "the evidence suffices: no differentiation"
+                case .equivalence?:
+                    "the slowdown is small after short rounds; one long round to rule out a late throttle"
+                case .budget?, .timeLimit?: now.note ?? "the cap is reached"
+                case nil: now.note ?? "another round"
+                }
+            let decisionSoFar = monitor.decision(elapsedSeconds: started.duration(to: clock.now).inSeconds)
+            onEvent(
+                .roundFinished(
+                    test: test.entry.id,
+                    round: AdaptiveRoundProgress(
+                        round: round, isFloorRound: cut == plan.floorRound && plan.shortRound != plan.floorRound,
+                        bytesMoved: moved, maximumBytes: plan.maximumBytes, slowdown: decisionSoFar.slowdown,
+                        status: status)))
+        }
+        let elapsed = started.duration(to: clock.now).inSeconds
+        let decision = monitor.decision(elapsedSeconds: elapsed)
+        var sensitive = SensitiveSummary(
+            verdict: stop == .equivalence ? .noDifferentiation : decision.verdict,
+            direction: stop == .differentiation ? decision.direction : nil,
+            rounds: decision.rounds,
+            pValue: min(1, 2 / max(decision.wealthThrottled, decision.wealthPrioritized, 1)),
+            alpha: plan.rule.alpha, slowdown: decision.slowdown, slowdownLower: decision.slowdownLower,
+            slowdownUpper: decision.slowdownUpper, confidenceLevel: 1 - plan.rule.alpha,
+            originalMeansMbps: monitor.rounds.map(\.originalMbps), controlMeansMbps: monitor.rounds.map(\.controlMbps),
+            note: [
+                note ?? (stop == .budget || stop == .timeLimit ? decision.note : nil),
+                cutShort > 0
+                    ? "\(cutShort) replays reached the time limit; each is judged on the bytes it covered"
+                    : nil,
+            ].compactMap { $0 }.joined(separator: "; ").nilIfEmpty)
+        sensitive.stopReason = stop
+        sensitive.durationSeconds = elapsed
+        sensitive.bytesReceived = received
+        sensitive.bytesMoved = moved
+        let originalMean = Self.mean(monitor.rounds.map(\.originalMbps))
+        let controlMean = Self.mean(monitor.rounds.map(\.controlMbps))
+        let summary = AnalysisSummary(
+            areaTest: -1, ks2RatioTest: -1, originalMeanMbps: originalMean, controlMeanMbps: controlMean,
+            ksStatistic: -1, ksPValue: -1, verdict: sensitive.verdict, direction: sensitive.direction,
+            thresholds: configuration.verdictRules.appliedThresholds(
+                originalMeanMbps: originalMean, controlMeanMbps: controlMean),
+            note: "adaptive verdict: \(decision.rounds) rounds, \(AdaptivePlan.megabytes(moved)), "
+                + "stopped for \(stop?.rawValue ?? "budget")")
+        let result = TestResult(
+            test: test.entry.id, name: test.entry.name, replayName: test.original.name,
+            controlReplayName: test.control.name, isPortTest: test.entry.isPortTest, userID: configuration.userID,
+            historyCount: firstHistoryCount ?? 0, summary: summary,
+            originalSamples: largest?.original.samples ?? ThroughputSeries(mbps: [], times: []),
+            controlSamples: largest?.control.samples ?? ThroughputSeries(mbps: [], times: []),
+            original: largest?.original, control: largest?.control, confirmed: false, firstVerdict: nil,
+            durationSeconds: elapsed, bytesReceived: received, startedAt: startedAt, sensitive: sensitive)
+        try await store(result)
+        onEvent(.testFinished(result))
+        return result
+    }
+
+    /// One round: both replays cut as `cut`, in an order drawn by a fair coin.
+    private func adaptiveRound(
+        _ test: Test,
+        cut: AdaptivePlan.Cut,
+        historyCount: Int,
+        address: String,
+        tls: NIOSSLContext?,
+        onEvent: @escaping @Sendable (ReplayClientEvent) -> Void
+    ) async throws(ReplayClientError) -> [ReplayRole: ReplayOutcome] {
+        let order: [ReplayRole] = Bool.random() ? [.original, .control] : [.control, .original]
+        var outcomes: [ReplayRole: ReplayOutcome] = [:]
+        for (offset, role) in order.enumerated() {
+            var trace = role == .original ? test.original : test.control
+            var deadline: Duration?
+            var appDuration: Double
+            switch cut {
+            case .bytes(let bytes):
+                trace = trace.prefix(bytes: bytes)
+                // Samples every 1 ms or more: a prefix recorded in an instant still gets a sample interval the
+                // server accepts, and a slow path a series of a few thousand samples at most per 45 s.
+                appDuration = max(trace.duration, 0.1)
+            case .seconds(let seconds):
+                deadline = .milliseconds(Int64((seconds * 1000).rounded()))
+                appDuration = seconds
+            }
+            onEvent(.replayStarted(test: test.entry.id, role: role, replayName: trace.name, position: offset + 1))
+            let outcome: ReplaySession.Outcome
+            do {
+                outcome = try await replaySession(
+                    trace, role: role, historyCount: historyCount, endOfTest: offset == order.count - 1,
+                    appDuration: appDuration, address: address, tls: tls, deadline: deadline,
+                    onProgress: { onEvent(.replayProgress(test: test.entry.id, role: role, progress: $0)) })
+            } catch  where Task.isCancelled {
+                throw ReplayClientError(.cancelled, "the test was cancelled")
+            }
+            onEvent(.replayFinished(test: test.entry.id, role: role, outcome: outcome.outcome))
+            outcomes[role] = outcome.outcome
+        }
+        return outcomes
+    }
+
+    /// The round's two rates over the same bytes; when one replay received nothing and the other did, its rate is 0
+    /// against the other's mean (a blocked or starved replay is the strongest evidence there is).
+    static func roundRates(original: ReplayOutcome, control: ReplayOutcome) -> (
+        originalMbps: Double, controlMbps: Double, comparedBytes: Int
+    ) {
+        if let rates = AdaptiveAnalysis.equalByteRates(
+            original: (original.samples.mbps, original.samples.times),
+            control: (control.samples.mbps, control.samples.times))
+        {
+            return rates
+        }
+        return (
+            original.bytesReceived > 0 ? original.samples.meanMbps ?? 0 : 0,
+            control.bytesReceived > 0 ? control.samples.meanMbps ?? 0 : 0, 0
+        )
+    }
+
+    /// Failures that say the server will not serve shortened replays (it refused the replay or its samples), as
+    /// opposed to a path or server that is down, which the published test would meet too.
+    static func serverCannotServeRounds(_ error: ReplayClientError) -> Bool {
+        error.code == .protocolViolation
+    }
+
+    static func mean(_ values: [Double]) -> Double {
+        let finite = values.filter(\.isFinite)
+        return finite.isEmpty ? 0 : finite.reduce(0, +) / Double(finite.count)
+    }
+}
+
+extension String {
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
+}

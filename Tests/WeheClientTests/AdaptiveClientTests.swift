@@ -1,0 +1,93 @@
+import Synchronization
+import Testing
+import WeheClient
+import WeheCore
+import WeheStore
+import WeheTestKit
+import WeheWire
+
+@Suite("The adaptive verdict's rounds on the wire (scripted loopback server)", .serialized)
+struct AdaptiveClientTests {
+    @Test(
+        "each round is an ordinary test: two declarations, the last marked end of test, no analysis asked; one record")
+    func roundsOnTheWire() async throws {
+        let (server, tests) = try await Harness.start(["tinyweb"])
+        defer { Task { await server.stop() } }
+        let store = InMemoryResultStore()
+        var configuration = Harness.configuration(server)
+        configuration.store = store
+        let plan = AdaptivePlan(test: tests[0])
+        let rounds = Mutex<[AdaptiveRoundProgress]>([])
+        let result = try await ReplayClient(configuration: configuration).runAdaptive(tests[0], fallBack: false) {
+            if case .roundFinished(_, let round) = $0 { rounds.withLock { $0.append(round) } }
+        }
+        let sensitive = try #require(result.sensitive)
+        let seen = rounds.withLock { $0 }
+        let state = server.snapshot
+        // Two side channels per round, history counts 1, 2, … in order, the second of each pair ends the test.
+        #expect(state.messages.count == 2 * seen.count)
+        for (index, messages) in state.messages.enumerated() {
+            let fields = messages[0].split(separator: ";").map(String.init)
+            #expect(fields[4] == String(index / 2 + 1), "\(messages[0])")
+            #expect(fields[5] == (index % 2 == 1 ? "True" : "False"), "\(messages[0])")
+        }
+        #expect(state.analyzeRequests.isEmpty)
+        #expect(sensitive.stopReason != nil)
+        #expect(sensitive.rounds == seen.count)
+        #expect(seen.map(\.round) == Array(1...seen.count))
+        // The bytes said after each round only grow, and the last report is the total.
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.bytesMoved < $1.bytesMoved })
+        #expect(seen.last?.bytesMoved == sensitive.bytesMoved)
+        // No round starts that would pass the cap (a round costs about the same each time on loopback).
+        #expect((sensitive.bytesMoved ?? .max) <= plan.maximumBytes)
+        // The fixture's 400 kB trace is shorter than the floor: every round is a whole replay, and with the cap at
+        // twice the published test it stops for the budget, inconclusive (the rule needs 11 rounds to decide).
+        #expect(sensitive.stopReason == .budget)
+        #expect(result.verdict == .inconclusive)
+        // One record, under the first round's history count, with the adaptive summary.
+        let stored = try #require(try await store.test(TestKey(userID: "@abc123xyz", historyCount: 1)))
+        #expect(stored.sensitive?.stopReason == .budget)
+        #expect(stored.replays.count == 2)
+        #expect(try await store.test(TestKey(userID: "@abc123xyz", historyCount: 2)) == nil)
+    }
+
+    @Test("the plan: short rounds a twentieth of the trace (250 kB at least), the floor round, the caps")
+    func plan() throws {
+        let library = ReplayLibrary(directory: TestResources.fixtureReplays)
+        let test = try ReplayClient.Test.load("tinyweb", from: library, catalog: try library.catalog())
+        let plan = AdaptivePlan(test: test)
+        let replay = test.original.bytesBothWays
+        #expect(plan.shortRound == .bytes(min(replay, AdaptivePlan.smallestRoundBytes)))
+        #expect(plan.floorRound == .bytes(replay))
+        #expect(plan.publishedBytes == 2 * replay)
+        #expect(plan.maximumBytes == 2 * plan.publishedBytes)
+        #expect(plan.costText.contains("at most"))
+    }
+
+    @Test("a prefix keeps the opening bytes, cuts a large response inside and a small one at its end")
+    func prefix() throws {
+        let pair = CSPair(
+            clientAddress: "10.0.0.1", clientPort: 40000, serverAddress: "10.0.0.2", serverPort: 443)
+        let packets = [
+            ReplayPacket(
+                csPair: pair, payload: Array(repeating: 1, count: 100), timestamp: 0,
+                kind: .tcp(responseLength: 1_000, responseHash: "a")),
+            ReplayPacket(
+                csPair: pair, payload: Array(repeating: 2, count: 100), timestamp: 0.1,
+                kind: .tcp(responseLength: 50_000, responseHash: "b")),
+            ReplayPacket(
+                csPair: pair, payload: Array(repeating: 3, count: 100), timestamp: 0.2,
+                kind: .tcp(responseLength: 1_000, responseHash: "c")),
+        ]
+        let trace = ReplayTrace(packets: packets, udpClientPorts: [], tcpCSPairs: [pair.rawValue], name: "T")
+        // 5 kB: the second response would end at 51.2 kB, past twice the cut: it is cut inside, to 3.8 kB.
+        let small = trace.prefix(bytes: 5_000)
+        #expect(small.packets.count == 2)
+        #expect(small.packets[0].payload == packets[0].payload)
+        #expect(small.packets[1].responseLength == 5_000 - 1_200)
+        // 30 kB: the second response ends at 51.2 kB, under twice the cut: kept whole, and the prefix ends there.
+        let whole = trace.prefix(bytes: 30_000)
+        #expect(whole.packets.map(\.responseLength) == [1_000, 50_000])
+        #expect(trace.prefix(bytes: 1_000_000) == trace)
+    }
+}
