@@ -41,15 +41,17 @@ struct DetectionThroughProxyTests {
     /// Runs one Molotov TV test through a proxy with `classifier` and a 10 Mbit/s bucket; returns the result and the
     /// proxy's counters.
     private func runTest(
+        adaptive: Bool = false,
         classifier: (_ replayPort: Int) -> Configuration.Classifier
     ) async throws -> (TestResult, ThrottlingProxyStatistics) {
         // The proxy takes the server's port numbers on 127.0.0.1, where they may be taken: then both start over.
         try await ProxySuiteGate.run {
-            try await PortCollisions.retrying { try await runTestOnce(classifier: classifier) }
+            try await PortCollisions.retrying { try await runTestOnce(adaptive: adaptive, classifier: classifier) }
         }
     }
 
     private func runTestOnce(
+        adaptive: Bool,
         classifier: (_ replayPort: Int) -> Configuration.Classifier
     ) async throws -> (TestResult, ThrottlingProxyStatistics) {
         let library = ReplayLibrary(directory: TestResources.sharedReplays)
@@ -97,6 +99,7 @@ struct DetectionThroughProxyTests {
                     analyzerPort: analyzer, analyzerTLS: false, confirmation: false)
                 client.addressDiscovery = .never
                 client.timing.firstPollDelay = .milliseconds(50)
+                if adaptive { return try await ReplayClient(configuration: client).runAdaptive(test, fallBack: false) }
                 return try await ReplayClient(configuration: client).run(test)
             }
             return (result, proxy.statistics)
@@ -132,5 +135,42 @@ struct DetectionThroughProxyTests {
         #expect(result.summary.originalMeanMbps < 10)
         #expect(result.summary.controlMeanMbps < 10)
         #expect(stats.matchedFlows == 2)
+    }
+
+    @Test("adaptive: the app's flows throttled by their server name are found, for at most the published test's bytes")
+    func adaptiveThrottledApp() async throws {
+        let (result, stats) = try await runTest(adaptive: true) { _ in .patterns([Self.pattern]) }
+        let sensitive = try #require(result.sensitive)
+        let plan = AdaptivePlan(test: try Self.molotov())
+        print(
+            "adaptive, throttled app: \(sensitive.verdict.rawValue) after \(sensitive.rounds) rounds, "
+                + "\(sensitive.bytesMoved ?? -1) bytes (published test \(plan.publishedBytes)), "
+                + "\(sensitive.effectText), stop \(sensitive.stopReason?.rawValue ?? "none")")
+        // Every round's original matched (its ClientHello names the server), no control did.
+        #expect(stats.matchedFlows >= sensitive.rounds)
+        #expect(sensitive.stopReason == .differentiation)
+        #expect(result.verdict == .differentiation)
+        #expect(result.direction == .throttled)
+        #expect(sensitive.slowdown > 0.3)
+        #expect((sensitive.bytesMoved ?? .max) <= plan.publishedBytes)
+    }
+
+    @Test("adaptive: both replays shaped alike (the replay port) is not blamed on the app")
+    func adaptivePortShaping() async throws {
+        let (result, _) = try await runTest(adaptive: true) { .serverPorts([$0]) }
+        let sensitive = try #require(result.sensitive)
+        let plan = AdaptivePlan(test: try Self.molotov())
+        print(
+            "adaptive, port shaped: \(sensitive.verdict.rawValue) after \(sensitive.rounds) rounds, "
+                + "\(sensitive.bytesMoved ?? -1) bytes (published test \(plan.publishedBytes)), "
+                + "\(sensitive.effectText), stop \(sensitive.stopReason?.rawValue ?? "none")")
+        #expect(result.verdict != .differentiation)
+        #expect(sensitive.stopReason != .differentiation)
+        #expect((sensitive.bytesMoved ?? .max) <= plan.maximumBytes)
+    }
+
+    static func molotov() throws -> ReplayClient.Test {
+        let library = ReplayLibrary(directory: TestResources.sharedReplays)
+        return try ReplayClient.Test.load("molotovtv", from: library, catalog: try library.catalog())
     }
 }

@@ -131,6 +131,9 @@ struct ClientTestLauncher: TestLauncher {
         case .testFinished:
             progress(.phase(.saving))
             progress(.fraction(1))
+        case .roundFinished(_, let round):
+            progress(.message("round \(round.round): \(round.status)"))
+            progress(.fraction(min(0.9, Double(round.bytesMoved) / Double(max(1, round.maximumBytes)))))
         }
     }
 }

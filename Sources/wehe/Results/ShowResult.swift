@@ -91,8 +91,12 @@ struct ShowResult: AsyncParsableCommand {
             if let note = record.timeLimitNote { print(Terminal.wrap("  \(note)", indent: "    ")) }
             if let sensitive = record.sensitive {
                 // The sensitive verdict of an interleaved test, beside the published one above.
-                var line = "  sensitive verdict (\(sensitive.rounds) rounds): \(sensitive.verdict.rawValue)"
+                let kind = sensitive.stopReason == nil ? "sensitive verdict" : "adaptive verdict"
+                var line = "  \(kind) (\(sensitive.rounds) rounds): \(sensitive.verdict.rawValue)"
                 if let direction = sensitive.direction { line += " (\(direction.rawValue))" }
+                if let reason = sensitive.stopReason {
+                    line += ", stopped for \(reason.rawValue) after \(Terminal.bytes(sensitive.bytesMoved ?? 0))"
+                }
                 line += ", \(sensitive.effectText), p \(JSONText.compactNumber(sensitive.pValue))"
                 // The note says, among others, how many replays the time limit stopped.
                 if let note = sensitive.note { line += "; \(note)" }

@@ -25,15 +25,19 @@ struct FleetBudget {
     /// Plans `tests` on `fleet`.
     /// - Throws: `CLIError` `.invalidInput` naming each test that cannot fit in one envelope, before anything runs.
     init(
-        tests: [ReplayClient.Test], fleet: FleetConfiguration, confirmation: Bool, rounds: Int?, localizing: Bool,
-        searching: Bool
+        tests: [ReplayClient.Test], fleet: FleetConfiguration, confirmation: Bool, rounds: Int?, adaptive: Bool = false,
+        localizing: Bool, searching: Bool
     ) throws {
         let deadline = fleet.envelopeDeadline.inSeconds
         var tooLong: [String] = []
         for test in tests {
             let replays = RunPlan.cost(test).seconds
             let runs = Double(rounds ?? 1) + (confirmation ? 1 : 0)
-            let needed = replays * runs + Self.overheadSeconds
+            // An adaptive verdict stops at its time cap at the latest (it has no confirmation run).
+            let needed =
+                adaptive
+                ? AdaptivePlan(test: test).timeLimitSeconds + Self.overheadSeconds
+                : replays * runs + Self.overheadSeconds
             if needed > deadline {
                 var line =
                     "\(test.entry.id) needs about \(RunPlan.duration(needed)) (\(RunPlan.duration(replays)) per round"

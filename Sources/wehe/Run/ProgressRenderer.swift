@@ -62,6 +62,8 @@ final class ProgressRenderer: Sendable {
             emit("  " + strings.confirmationLine(first))
         case .testFinished:
             break
+        case .roundFinished(_, let round):
+            emit("  " + strings.adaptiveRoundLine(round))
         }
     }
 

@@ -43,6 +43,10 @@ enum ResultOutput {
 
     /// The sensitive verdict's members (interleaved tests): `sensitiveVerdict` takes the values of `verdict`.
     static func sensitiveMembers(_ sensitive: SensitiveSummary) -> [(String, JSONValue)] {
+        // Which verdict `verdict` is: the published test's, or the adaptive one (whose KS and area are not computed).
+        let method =
+            result.sensitive?.stopReason != nil ? "adaptive" : result.sensitive != nil ? "interleaved" : "published"
+        members.append(("method", .string(method)))
         func number(_ value: Double) -> JSONValue {
             value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
         }
@@ -59,14 +63,16 @@ enum ResultOutput {
             ("sensitiveDurationSeconds", sensitive.durationSeconds.map(number) ?? .null),
             (
                 "sensitiveBytes",
-                sensitive.bytesReceived.map { .number(Double($0), text: String($0)) } ?? .null
+                (sensitive.bytesMoved ?? sensitive.bytesReceived).map { .number(Double($0), text: String($0)) } ?? .null
             ),
             ("sensitiveNote", sensitive.note.map(JSONValue.string) ?? .null),
             ("changePoint", sensitive.changePoint.map(changePointJSON) ?? .null),
         ]
+                // Every byte of the rounds both ways when measured (adaptive), else the bytes received.
     }
 
     /// The change in time within the test (interleaved rounds): `found`, `kind` ("starts"/"stops"), `pValue`, `alpha`,
+            ("stopReason", sensitive.stopReason.map { .string($0.rawValue) } ?? .null),
     /// `rounds`, `bins`, `changeMegabytes`, `changeSeconds`, `totalMegabytes`, `effect`, `note`, and `before` /
     /// `after` parts (`startMegabytes`, `endMegabytes`, `originalSeconds`, `verdict`, `direction`, `pValue`,
     /// `slowdown`, `slowdownLower`, `slowdownUpper`, `effect`).
@@ -106,7 +112,11 @@ enum ResultOutput {
     /// One line per interleaved test under the table: the sensitive verdict beside the published one.
     static func sensitiveLine(_ result: TestResult) -> String? {
         guard let sensitive = result.sensitive else { return nil }
-        var text = "\(result.name): sensitive verdict (\(sensitive.rounds) rounds): \(sensitive.verdict.rawValue)"
+        let kind = sensitive.stopReason == nil ? "sensitive verdict" : "adaptive verdict"
+        var text = "\(result.name): \(kind) (\(sensitive.rounds) rounds): \(sensitive.verdict.rawValue)"
+        if let reason = sensitive.stopReason {
+            text += ", stopped for \(reason.rawValue) after \(Terminal.bytes(sensitive.bytesMoved ?? 0))"
+        }
         if let direction = sensitive.direction { text += " (\(direction.rawValue))" }
         text += ", \(sensitive.effectText), p \(JSONText.compactNumber(sensitive.pValue))"
         if let note = sensitive.note { text += "; \(note)" }

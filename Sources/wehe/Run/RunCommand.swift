@@ -43,9 +43,22 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Rounds of the interleaved mode, the published test included (8-24, default 10).")
     var rounds = 10
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "The adaptive verdict: short rounds of both replays in coin-flipped order until the evidence suffices "
+                + "(about the data of one test; sees mild throttling). Says its cost before it starts."))
+    var adaptive = false
+
+    @Flag(name: .long, help: "The published Wehe test (the default today; kept for comparison with the Wehe apps).")
+    var published = false
+
     func validate() throws {
         if tests.isEmpty && !all { throw ValidationError("name at least one test, or pass --all") }
         if !(8...24).contains(rounds) { throw ValidationError("--rounds must be between 8 and 24") }
+        if [adaptive, interleaved, published].filter({ $0 }).count > 1 {
+            throw ValidationError("choose one of --adaptive, --interleaved and --published")
+        }
     }
 
     func run() async throws {
@@ -55,7 +68,7 @@ struct RunCommand: AsyncParsableCommand {
     private func perform() async throws {
         try await Self.perform(
             options: options, connection: connection, replays: replays,
-            localization: localize ? localization : nil, rounds: interleaved ? rounds : nil
+            localization: localize ? localization : nil, rounds: interleaved ? rounds : nil, adaptive: adaptive
         ) { library, catalog in
             all ? catalog.entries.filter { TestSelection.available($0, library, catalog) }.map(\.id) : tests
         }
@@ -70,6 +83,7 @@ struct RunCommand: AsyncParsableCommand {
         replays: ReplayDirectoryOption,
         localization: LocalizationFlags?,
         rounds: Int? = nil,
+        adaptive: Bool = false,
         ids: (ReplayLibrary, AppCatalog) -> [String]
     ) async throws {
         let directory = DataDirectory.resolve(options.dataDirectory)
@@ -103,7 +117,7 @@ struct RunCommand: AsyncParsableCommand {
                         fleet, configuration: configuration, directory: directory, json: options.json)
                     try await Self.execute(
                         selected, configuration: configuration, strings: strings, json: options.json,
-                        localization: localizing, route: route, rounds: rounds)
+                        localization: localizing, route: route, rounds: rounds, adaptive: adaptive)
                 }
             } catch let error as CLIError {
                 throw error.explainingTrust(expected)
@@ -126,7 +140,8 @@ struct RunCommand: AsyncParsableCommand {
         json: Bool,
         localization: (options: LocalizationOptions, force: Bool)? = nil,
         route: FleetRoute? = nil,
-        rounds: Int? = nil
+        rounds: Int? = nil,
+        adaptive: Bool = false
     ) async throws {
         let route = route ?? FleetRoute(session: nil, base: configuration, trustPEM: nil, json: json)
         let renderer = ProgressRenderer(strings: strings, json: json)
@@ -137,11 +152,12 @@ struct RunCommand: AsyncParsableCommand {
         if let fleet = route.session?.configuration {
             let budget = try FleetBudget(
                 tests: tests, fleet: fleet, confirmation: configuration.confirmation, rounds: rounds,
-                localizing: localization != nil, searching: DPIStep.flags != nil)
+                adaptive: adaptive, localizing: localization != nil, searching: DPIStep.flags != nil)
             if let line = budget.announcement { FleetStep.say(line, json: json) }
         }
         for (index, test) in tests.enumerated() {
             if let line = plan.announce(index, strings: strings) { renderer.note(line) }
+            if adaptive { renderer.note("\(test.entry.id): " + AdaptivePlan(test: test).costText) }
             do {
                 let wantsLocalization = { (result: TestResult) in
                     localization != nil && (result.verdict == .differentiation || localization?.force == true)
@@ -152,6 +168,9 @@ struct RunCommand: AsyncParsableCommand {
                     let client = ReplayClient(configuration: entered.configuration)
                     let result = try await Interrupts.cancellingOnSIGINT { () async throws -> TestResult in
                         try await Self.guarded(entered.envelope) {
+                            if adaptive {
+                                return try await client.runAdaptive(test) { renderer.handle($0) }
+                            }
                             if let rounds {
                                 return try await client.runInterleaved(test, rounds: rounds) { renderer.handle($0) }
                             }

@@ -107,6 +107,22 @@ struct Strings: Sendable {
     }
     var analysing: String { pick("waiting for the analysis", "attente de l'analyse") }
     var confirming: String { pick("confirmation run", "test de confirmation") }
+    /// After an adaptive verdict's round: "round 3 (long round): 4.2 MB of at most 20 MB so far, app 12 % slower;
+    /// another round".
+    func adaptiveRoundLine(_ round: AdaptiveRoundProgress) -> String {
+        let slowdown = Int((abs(round.slowdown) * 100).rounded())
+        let effect =
+            round.slowdown >= 0
+            ? pick("app \(slowdown) % slower", "appli \(slowdown) % plus lente")
+            : pick("app \(slowdown) % faster", "appli \(slowdown) % plus rapide")
+        let long = round.isFloorRound ? pick(" (long round)", " (manche longue)") : ""
+        return pick("round", "manche") + " \(round.round)\(long): "
+            + pick(
+                "\(Terminal.bytes(round.bytesMoved)) of at most \(Terminal.bytes(round.maximumBytes)) so far, ",
+                "\(Terminal.bytes(round.bytesMoved)) sur \(Terminal.bytes(round.maximumBytes)) au plus, ")
+            + "\(effect); \(round.status)"
+    }
+
     /// What the first run found, and why the test runs once more (a differentiation or blocked port is always
     /// confirmed, as every Wehe client does; an inconclusive result is retried).
     func confirmationLine(_ first: AnalysisSummary) -> String {
