@@ -115,6 +115,14 @@ struct MLabCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Address to bind every listener to (default: 0.0.0.0).")
     var bind: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "JSON configuration file as for `serve`; mlab reads its limit, result store and logging keys (the "
+                + "layout's paths and ports are M-Lab's)."
+        ))
+    var config: String?
+
     @OptionGroup(title: "Limits")
     var limits: LimitOptions
 
@@ -135,7 +143,8 @@ struct MLabCommand: AsyncParsableCommand {
 
     func run() async throws {
         ServeCommand.raiseOpenFileLimit()
-        logging.bootstrap()
+        let file = try FileSettings.load(config)
+        logging.bootstrap(file: file)
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusHelpFactory(registry: registry))
         let logger = Logger(label: "wehe-server")
@@ -161,8 +170,8 @@ struct MLabCommand: AsyncParsableCommand {
         }
         try FileManager.default.createDirectory(atPath: layout.dataDirectory, withIntermediateDirectories: true)
         let resultStore = try await StoreFactory.open(
-            kind: results.store ?? "sqlite", dataDirectory: layout.dataDirectory, postgresURL: results.postgresURL,
-            logger: logger)
+            kind: results.store ?? file.store ?? "sqlite", dataDirectory: layout.dataDirectory,
+            postgresURL: results.postgresURL ?? file.postgresURL, logger: logger)
         do {
             var configuration = ReplayServerConfiguration(
                 replayDirectory: replayDirectory, store: resultStore, logger: logger)
@@ -176,7 +185,7 @@ struct MLabCommand: AsyncParsableCommand {
             configuration.serverName = hostname
             configuration.tls = tls
             configuration.metricsRegistry = registry
-            try limits.apply(to: &configuration, file: FileSettings())
+            try limits.apply(to: &configuration, file: file)
             configuration.archive = ArchiveWriter(
                 directory: layout.spoolDirectory, uuidPrefix: prefix, datatypesDirectory: layout.datatypesDirectory,
                 logger: logger)
@@ -187,7 +196,10 @@ struct MLabCommand: AsyncParsableCommand {
                     "wehe.host": "\(hostname)", "wehe.interface": "\(interface)", "wehe.uuid.prefix": "\(prefix)",
                     "wehe.spool": "\(layout.spoolDirectory)", "wehe.datatypes": "\(layout.datatypesDirectory)",
                 ])
-            try await run(configuration: configuration, layout: layout, registry: registry, logger: logger)
+            try await run(
+                configuration: configuration, layout: layout,
+                retentionDays: results.retentionDays ?? file.retentionDays,
+                registry: registry, logger: logger)
         } catch {
             await resultStore.close()
             throw error
@@ -197,8 +209,8 @@ struct MLabCommand: AsyncParsableCommand {
 
     /// Runs the server, its port announcement and the metrics listeners until SIGTERM or SIGINT.
     private func run(
-        configuration: ReplayServerConfiguration, layout: MLabLayout, registry: PrometheusCollectorRegistry,
-        logger: Logger
+        configuration: ReplayServerConfiguration, layout: MLabLayout, retentionDays: Int?,
+        registry: PrometheusCollectorRegistry, logger: Logger
     ) async throws {
         let server: ReplayServer
         do {
@@ -217,7 +229,7 @@ struct MLabCommand: AsyncParsableCommand {
                         registry: registry, server: server, bind: configuration.bindAddress, port: port,
                         logger: logger)))
         }
-        if let days = results.retentionDays {
+        if let days = retentionDays {
             guard days >= 1 else { throw ValidationError("--retention-days must be at least 1") }
             services.append(.init(service: RetentionPurger(store: configuration.store, days: days, logger: logger)))
         }
