@@ -23,6 +23,8 @@ case "client":
     await runClientBenchmarks(replays: rest.first ?? "../shared/replays")
 case "dashboard":
     await runDashboardSuite(rest)
+case "as-table":
+    runASTableBenchmark(lines: rest.first.flatMap { Int($0) } ?? 1_000_000)
 case "crowd":
     if let options = CrowdBenchmarkOptions.parse(rest) {
         await runCrowdBenchmark(options)
@@ -44,6 +46,7 @@ default:
           dashboard [history-tests] [crowd-tests] [--memory]
                              render times of the history page over 10 000 tests of one user and of the operator
                              page (provider x app matrix) over 1 000 000 tests, SQLite (SQL aggregates)
+          as-table [lines]   IP-to-AS table load time for a generated RouteViews file (default 1 000 000 lines)
           crowd [records] [--parallelism P] [--batch B] [--python N | --no-python] [--check-sequential]
                              crowd-sourced analysis over synthetic test records (default 1 000 000), then
                              scripts/crowd_reference.py on the same records (default: as many) and the ratio

@@ -139,6 +139,8 @@ public struct ReplayClient: Sendable {
         }
         var outcomes: [ReplayRole: ReplayOutcome] = [:]
         var blockedPort: Int?
+        var publicAddress: String?
+        var serverAS: ASTable.Entry?
         let id = test.entry.id
         for (offset, role) in order.enumerated() {
             let trace = role == .original ? test.original : test.control
@@ -146,7 +148,10 @@ public struct ReplayClient: Sendable {
             var realIP = "127.0.0.1"
             if trace.transport == .tcp, discoversAddress(address), let port = trace.flows.first?.serverPort {
                 if let ip = try await whatsMyIP(address: address, port: Int(port)) {
-                    if ip != "127.0.0.1" { realIP = ip }
+                    if ip != "127.0.0.1" {
+                        realIP = ip
+                        publicAddress = ip
+                    }
                 } else if isTestedPort {
                     blockedPort = Int(port)
                     onEvent(.portBlocked(test: id, port: Int(port)))
@@ -200,9 +205,9 @@ public struct ReplayClient: Sendable {
             onEvent(.analysisRequested(test: id, historyCount: historyCount))
             summary = try await analysis(
                 address: address, tls: tls, historyCount: historyCount, originalSamples: original?.samples,
-                controlSamples: control?.samples)
+                controlSamples: control?.samples, serverAS: { serverAS = $0 })
         }
-        return TestResult(
+        var result = TestResult(
             test: id, name: test.entry.name, replayName: test.original.name, controlReplayName: test.control.name,
             isPortTest: test.entry.isPortTest,
             userID: configuration.userID, historyCount: historyCount, summary: summary,
@@ -210,6 +215,8 @@ public struct ReplayClient: Sendable {
             controlSamples: control?.samples ?? ThroughputSeries(mbps: [], times: []),
             original: original, control: control, confirmed: false, firstVerdict: nil, durationSeconds: 0,
             bytesReceived: (original?.bytesReceived ?? 0) + (control?.bytesReceived ?? 0), startedAt: startedAt)
+        result.network = network(serverAddress: address, publicAddress: publicAddress, serverAS: serverAS)
+        return result
     }
 
     /// Asks the server for the client's public address on a replay port; `nil` when the port does not answer.
@@ -285,8 +292,11 @@ public struct ReplayClient: Sendable {
             key: key,
             metadata: TestMetadata(
                 // The person's history records the program that measured (ours), not the protocol version declared.
-                replayName: result.replayName, startedAt: result.startedAt, clientVersion: WeheVersion.number,
-                serverName: configuration.server, extraString: configuration.extraString),
+                replayName: result.replayName, startedAt: result.startedAt, provider: result.network.displayName,
+                networkType: result.network.linkKind == .unknown ? nil : result.network.linkKind.rawValue,
+                clientVersion: WeheVersion.number, serverName: configuration.server,
+                extraString: configuration.extraString,
+                asNumber: result.network.asNumber.map { Int($0) }, asName: result.network.asName),
             replays: replays,
             analyses: [AnalysisRecord(test: key, summary: result.summary, analysedAt: Date())],
             sensitive: result.sensitive)

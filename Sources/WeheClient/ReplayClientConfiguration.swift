@@ -2,6 +2,7 @@ public import Logging
 public import WeheAnalysis
 public import WeheCore
 package import WeheStore
+public import WeheWire
 
 /// Everything a `ReplayClient` needs: where the server is, how to trust it, who the user is, how to decide.
 /// Plain values with the published clients' defaults, plus injected dependencies (history counter, store, logger).
@@ -49,6 +50,12 @@ public struct ReplayClientConfiguration: Sendable {
     package var store: (any ResultStore)?
     /// Where the client logs.
     public var logger: Logger
+    /// The client's own IP-to-AS table, used when the server answers no AS (`--asn-prefixes`, `--asn-names`).
+    public var asTable: ASTable?
+    /// The provider name the person gives (`--provider`): shown and stored instead of the AS name.
+    public var providerName: String?
+    /// Finds the link kind towards the server; `nil` records `unknown`.
+    public var linkKindDetector: LinkKindDetector? = LinkKindDetector()
 
     /// Creates a configuration with the published clients' defaults.
     public init(

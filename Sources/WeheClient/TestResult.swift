@@ -40,6 +40,8 @@ public struct TestResult: Sendable {
     public var startedAt: Date
     /// The sensitive verdict beside the published one (`runInterleaved`); `nil` from `run`.
     public var sensitive: SensitiveSummary? = nil
+    /// The network it was measured on: AS number and name, the provider name given, the link kind.
+    public var network = NetworkProvider()
 
     /// The verdict.
     public var verdict: Verdict { summary.verdict }

@@ -3,6 +3,7 @@ package import Logging
 package import Prometheus
 package import WeheAnalysis
 package import WeheStore
+package import WeheWire
 
 /// Everything a `ReplayServer` needs: plain values with the published defaults, plus the injected result store,
 /// logger and metrics registry. Built once by `wehe-server serve` (or by a test) and handed to the server.
@@ -136,6 +137,9 @@ package struct ReplayServerConfiguration: Sendable {
     package var limits = Limits()
     /// The name recorded with every test (host name of this server).
     package var serverName = "wehe-server"
+    /// The operator's IP-to-AS table (`--asn-prefixes`, `--asn-names`): the AS of each client's own side-channel
+    /// address is stored with its test and told to that client in its `singleResult` answer; `nil` = none.
+    package var asTable: ASTable?
     /// Per-test analysis settings.
     package var analysis = DifferentiationConfiguration()
     /// WeHeY server pairs answered to `getServers`, matched by the client's address prefix (longest match wins,

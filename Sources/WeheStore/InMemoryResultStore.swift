@@ -87,6 +87,8 @@ package actor InMemoryResultStore: ResultStore {
         merged.clientAddress = incoming.clientAddress ?? existing.clientAddress
         merged.serverName = incoming.serverName ?? existing.serverName
         merged.extraString = incoming.extraString ?? existing.extraString
+        merged.asNumber = incoming.asNumber ?? existing.asNumber
+        merged.asName = incoming.asName ?? existing.asName
         return merged
     }
 

@@ -21,7 +21,7 @@ extension SQLRow {
 extension SQLResultStore {
     static let testSelect = """
         t.id, t.user_id, t.history_count, t.replay_name, t.started_at, t.provider, t.network_type, t.client_version, \
-        t.client_address, t.server_name, t.extra_string, t.original_mean, t.control_mean
+        t.client_address, t.server_name, t.extra_string, t.original_mean, t.control_mean, t.as_number, t.as_name
         """
 
     static let analysisSelect = """
@@ -46,7 +46,9 @@ extension SQLResultStore {
             clientVersion: try row.optional("client_version"),
             clientAddress: try row.optional("client_address"),
             serverName: try row.optional("server_name"),
-            extraString: try row.optional("extra_string")
+            extraString: try row.optional("extra_string"),
+            asNumber: try row.optional("as_number"),
+            asName: try row.optional("as_name")
         )
     }
 

@@ -9,7 +9,7 @@ typealias SQLValue = any Encodable & Sendable
 extension SQLResultStore {
     static let testColumns = """
         user_id, history_count, replay_name, started_at, started_day, provider, network_type, client_version, \
-        client_address, server_name, extra_string, original_mean, control_mean, verdict, direction
+        client_address, server_name, extra_string, original_mean, control_mean, verdict, direction, as_number, as_name
         """
 
     static func testValues(
@@ -24,7 +24,7 @@ extension SQLResultStore {
             key.userID, key.historyCount, metadata.replayName, metadata.startedAt.storeMicroseconds,
             metadata.startedAt.storeDay, metadata.provider, metadata.networkType, metadata.clientVersion,
             metadata.clientAddress, metadata.serverName, metadata.extraString, originalMean, controlMean,
-            verdict?.rawValue, direction?.rawValue,
+            verdict?.rawValue, direction?.rawValue, metadata.asNumber, metadata.asName,
         ]
     }
 
@@ -75,7 +75,10 @@ extension SQLResultStore {
         let metadata = metadata.prepared(by: configuration.anonymization)
         let testIndex = replay.key.testID
         var assignments = ["replay_name = excluded.replay_name", "verdict = NULL", "direction = NULL"]
-        for column in ["provider", "network_type", "client_version", "client_address", "server_name", "extra_string"] {
+        for column in [
+            "provider", "network_type", "client_version", "client_address", "server_name", "extra_string", "as_number",
+            "as_name",
+        ] {
             assignments.append("\(column) = COALESCE(excluded.\(column), wehe_tests.\(column))")
         }
         if testIndex == 0 {

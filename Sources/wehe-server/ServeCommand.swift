@@ -224,6 +224,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Logging")
     var logging: LoggingOptions
 
+    @OptionGroup(title: "Provider (AS) of each test")
+    var asn: ASNOptions
+
     func run() async throws {
         Self.raiseOpenFileLimit()
         let file = try FileSettings.load(config)
@@ -287,6 +290,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.fleetPeers = fleetPeer + (file.fleetPeer ?? [])
         configuration.fleetHostNames = fleetHostName + (file.fleetHostName ?? [])
         configuration.serverName = serverName ?? file.serverName ?? ProcessInfo.processInfo.hostName
+        configuration.asTable = try asn.table(logger: logger)
         do {
             configuration.localizationServerPairs = try (localizationPair + (file.localizationPair ?? [])).map {
                 try LocalizationPair(parsing: $0)

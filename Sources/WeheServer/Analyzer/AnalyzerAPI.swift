@@ -118,7 +118,9 @@ struct AnalyzerAPI: Sendable {
             originalMeanMbps: summary.originalMeanMbps,
             controlMeanMbps: summary.controlMeanMbps,
             ksStatistic: summary.ksStatistic,
-            ksPValue: summary.ksPValue
+            ksPValue: summary.ksPValue,
+            asNumber: record.metadata.asNumber.flatMap { UInt32(exactly: $0) },
+            asName: record.metadata.asName
         )
         if let reason = summary.insufficientDataReason {
             Self.markInsufficient(&result, reason: reason)

@@ -390,6 +390,15 @@ struct SideChannelHandler {
         if let carrier = stats?.carrierName {
             provider = carrier + (stats?.networkType?.uppercased() == "WIFI" ? " (WiFi)" : " (cellular)")
         }
+        // The AS of the client's own address: the side channel's peer, or the declared realIP only behind a trusted
+        // proxy (the admission rule), so no client learns the AS of an address it chose.
+        let network = context.configuration.asTable?.lookup(
+            SessionRegistry.clientAddress(
+                declaration: declaration, peerAddress: session.peerAddress,
+                trustedProxies: context.configuration.trustedProxies))
+        if provider == nil, let network {
+            provider = NetworkProvider(asNumber: network.number, asName: network.name).displayName
+        }
         let metadata = TestMetadata(
             replayName: originalName,
             startedAt: session.admittedAt,
@@ -398,7 +407,9 @@ struct SideChannelHandler {
             clientVersion: declaration.clientVersion,
             clientAddress: session.peerAddress,
             serverName: context.configuration.serverName,
-            extraString: declaration.extraString
+            extraString: declaration.extraString,
+            asNumber: network.map { Int($0.number) },
+            asName: network?.name
         )
         let record = ReplayRecord(
             key: session.key,

@@ -19,6 +19,10 @@ package struct TestMetadata: Sendable, Hashable, Codable {
     package var serverName: String?
     /// The client's `extraString` (side channel field 4).
     package var extraString: String?
+    /// The AS number of the client's public address (from an IP-to-AS table); `nil` when unknown.
+    package var asNumber: Int?
+    /// The AS's organisation name; `nil` when unknown.
+    package var asName: String?
 
     /// Creates metadata.
     package init(
@@ -29,7 +33,9 @@ package struct TestMetadata: Sendable, Hashable, Codable {
         clientVersion: String? = nil,
         clientAddress: String? = nil,
         serverName: String? = nil,
-        extraString: String? = nil
+        extraString: String? = nil,
+        asNumber: Int? = nil,
+        asName: String? = nil
     ) {
         self.replayName = replayName
         self.startedAt = startedAt
@@ -39,5 +45,7 @@ package struct TestMetadata: Sendable, Hashable, Codable {
         self.clientAddress = clientAddress
         self.serverName = serverName
         self.extraString = extraString
+        self.asNumber = asNumber
+        self.asName = asName
     }
 }

@@ -32,7 +32,14 @@ enum SchemaMigrations {
         Migration(version: 4, name: "DPI searches", statements: dpiSearches),
         Migration(version: 5, name: "sensitive verdicts", statements: sensitiveVerdicts),
         Migration(version: 6, name: "replays stopped by the time limit", statements: replayTimeLimits),
+        Migration(version: 7, name: "autonomous system of the client", statements: clientAS),
     ]
+
+    /// Version 7: the AS number and name of the client's public address (from the IP-to-AS table of the server or
+    /// of the client), in nullable columns of the test. Existing rows stay NULL.
+    private static func clientAS(_ flavor: SQLFlavor) -> [String] {
+        ["ALTER TABLE wehe_tests ADD COLUMN as_number BIGINT", "ALTER TABLE wehe_tests ADD COLUMN as_name TEXT"]
+    }
 
     /// Version 6: whether the client stopped a replay at the time limit, 1 or 0 in a nullable
     /// column of the replay. NULL means not known: existing rows, and every row the server writes (the published

@@ -29,6 +29,11 @@ public struct SingleResult: Sendable, Hashable {
     /// sent by our server when its analysis was inconclusive for that reason; absent otherwise and from the published
     /// server. Published clients ignore it.
     public var insufficientData: String?
+    /// Our extension keys `as_number` and `as_name`: the AS of the address the client's side channel came from, from
+    /// the table the server's operator supplied; absent without a table or a match. Published clients ignore them.
+    public var asNumber: UInt32?
+    /// The AS's name (`as_name`), when the operator's names file lists it.
+    public var asName: String?
 
     /// Creates a result.
     public init(
@@ -44,7 +49,9 @@ public struct SingleResult: Sendable, Hashable {
         controlMeanMbps: Double,
         ksStatistic: Double,
         ksPValue: Double,
-        insufficientData: String? = nil
+        insufficientData: String? = nil,
+        asNumber: UInt32? = nil,
+        asName: String? = nil
     ) {
         self.replayName = replayName
         self.date = date
@@ -59,6 +66,8 @@ public struct SingleResult: Sendable, Hashable {
         self.ksStatistic = ksStatistic
         self.ksPValue = ksPValue
         self.insufficientData = insufficientData
+        self.asNumber = asNumber
+        self.asName = asName
     }
 
     /// `{"success": true, "response": {…}}` with every value a string.
@@ -77,7 +86,9 @@ public struct SingleResult: Sendable, Hashable {
                         ("xput_avg_test", .string(Self.text(controlMeanMbps))),
                         ("ks2dVal", .string(Self.text(ksStatistic))),
                         ("ks2pVal", .string(Self.text(ksPValue))),
-                    ] + (insufficientData.map { [("insufficient_data", JSONValue.string($0))] } ?? []))
+                    ] + (insufficientData.map { [("insufficient_data", JSONValue.string($0))] } ?? [])
+                        + (asNumber.map { [("as_number", JSONValue.string(String($0)))] } ?? [])
+                        + (asName.map { [("as_name", JSONValue.string($0))] } ?? []))
             ),
         ]).serialized()
     }
@@ -136,7 +147,11 @@ public struct SingleResult: Sendable, Hashable {
                 controlMeanMbps: try number("xput_avg_test"),
                 ksStatistic: try number("ks2dVal"),
                 ksPValue: try number("ks2pVal"),
-                insufficientData: (try? string("insufficient_data")).flatMap { $0.isEmpty ? nil : $0 }
+                insufficientData: (try? string("insufficient_data")).flatMap { $0.isEmpty ? nil : $0 },
+                asNumber: (try? string("as_number")).flatMap { UInt32($0) },
+                asName: (try? string("as_name")).flatMap {
+                    $0.isEmpty ? nil : String($0.prefix(ASTable.maximumNameLength))
+                }
             )
         )
     }

@@ -135,6 +135,9 @@ struct ResultRecords {
             ("slowdownUpper", number(row.sensitive?.slowdownUpper)),
             ("server", row.metadata.serverName.map(JSONValue.string) ?? .null),
             ("provider", row.metadata.provider.map(JSONValue.string) ?? .null),
+            ("asNumber", row.metadata.asNumber.map { .number(Double($0), text: String($0)) } ?? .null),
+            ("asName", row.metadata.asName.map(JSONValue.string) ?? .null),
+            ("linkKind", row.metadata.networkType.map(JSONValue.string) ?? .null),
             ("clientVersion", row.metadata.clientVersion.map(JSONValue.string) ?? .null),
         ]
     }
@@ -175,7 +178,10 @@ struct ResultRecords {
         let date = Self.isoDate(row.metadata.startedAt)
         let zone = Self.zoneName(row.metadata.startedAt)
         let app = app(row.metadata.replayName)
-        let provider = row.metadata.provider
+        let kind = row.metadata.networkType.flatMap(NetworkProvider.LinkKind.init(rawValue:))
+        let provider = row.metadata.provider.map { name in
+            name + (kind.flatMap { strings.linkKindText($0) }.map { " (\($0))" } ?? "")
+        }
         let server = row.metadata.serverName ?? "?"
         // Our version as recorded with the test; older records held the protocol version declared on the side
         // channel, which is not ours, so they name no version.

@@ -22,12 +22,14 @@ struct ClientSetup: Sendable {
     var noConfirmation: Bool
     /// `--mlab`, `--locate-url`, `--locate-ca`, `--site`, `--resolve`.
     var fleet = FleetOptions()
+    /// `--asn-prefixes`, `--asn-names`, `--provider`.
+    var network = NetworkSetup()
 
     /// The client configuration for a test with `settings` (history counts come from, and are recorded in, the
     /// settings file of `directory`, which changes nothing else there). The caller sets the result store.
     /// - Throws: `CLIError` for an unreadable certificate or invalid thresholds.
     func configuration(settings: WeheSettings, directory: DataDirectory) throws -> ReplayClientConfiguration {
-        ReplayClientConfiguration(
+        var configuration = ReplayClientConfiguration(
             server: server ?? settings.server, userID: settings.userID,
             trustedCertificatesPEM: try RunCommand.readCertificate(certificatePath(settings)),
             sideChannelPort: sideChannelPort, analyzerPort: analyzerPort,
@@ -36,6 +38,9 @@ struct ClientSetup: Sendable {
                 pValue: pValueThreshold ?? settings.ksPValueThreshold),
             confirmation: settings.confirmation && !noConfirmation,
             historyCounter: SettingsHistoryCounter(directory: directory))
+        configuration.asTable = try network.table(settings: settings)
+        configuration.providerName = network.providerName(settings: settings)
+        return configuration
     }
 }
 

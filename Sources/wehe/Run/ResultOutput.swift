@@ -26,6 +26,12 @@ enum ResultOutput {
             ("bytes", .number(Double(result.bytesReceived), text: String(result.bytesReceived))),
             ("historyCount", .number(Double(result.historyCount), text: String(result.historyCount))),
             ("confirmed", .bool(result.confirmed)),
+            // The network: the AS of the public address (server's or own table), the provider, the link kind.
+            ("asNumber", result.network.asNumber.map { .number(Double($0), text: String($0)) } ?? .null),
+            ("asName", result.network.asName.map(JSONValue.string) ?? .null),
+            ("asSource", result.network.asSource.map { .string($0.rawValue) } ?? .null),
+            ("provider", result.network.displayName.map(JSONValue.string) ?? .null),
+            ("linkKind", .string(result.network.linkKind.rawValue)),
         ]
         if let first = result.firstVerdict { members.append(("firstVerdict", .string(first.rawValue))) }
         members.append(("reason", result.summary.insufficientDataReason.map(JSONValue.string) ?? .null))

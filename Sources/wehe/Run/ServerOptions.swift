@@ -55,7 +55,8 @@ struct ServerOptions: ParsableArguments {
             noConfirmation: options?.noConfirmation ?? false,
             fleet: FleetOptions(
                 mlab: mlab, locateURL: locateURL, locateCA: locateCA, site: site, resolve: resolve,
-                locateTokenFile: locateTokenFile))
+                locateTokenFile: locateTokenFile),
+            network: options?.network.setup ?? NetworkSetup())
     }
 }
 

@@ -29,4 +29,6 @@ struct ClientOptions: ParsableArguments {
 
     @Flag(name: .long, help: "Print one JSON object per test on stdout (progress goes to stderr).")
     var json = false
+
+    @OptionGroup(title: "Provider (the network a result names)") var network: NetworkOptions
 }

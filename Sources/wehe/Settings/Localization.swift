@@ -308,7 +308,22 @@ struct Strings: Sendable {
             "→ \(result.name): \(verdict), "
             + pick("app \(app), control \(control) Mbit/s", "appli \(app), contrôle \(control) Mbit/s")
         if summary.insufficientDataReason != nil { line += pick(" (too few measurements)", " (trop peu de mesures)") }
+        line += pick(", on ", ", sur ") + networkText(result.network)
         return line
+    }
+    /// The network of a result: `Name (AS64500), Wi-Fi`; `unknown provider` when no AS and no name is known.
+    func networkText(_ network: NetworkProvider) -> String {
+        let provider = network.displayName ?? pick("unknown provider", "fournisseur inconnu")
+        return provider + (linkKindText(network.linkKind).map { ", " + $0 } ?? "")
+    }
+    /// A link kind in words; `nil` when unknown.
+    func linkKindText(_ kind: NetworkProvider.LinkKind) -> String? {
+        switch kind {
+        case .wifi: "Wi-Fi"
+        case .wired: pick("wired", "filaire")
+        case .cellular: pick("cellular", "cellulaire")
+        case .unknown: nil
+        }
     }
     /// Short verdict for tables: a differentiation is named by its direction.
     func tableVerdict(_ summary: AnalysisSummary) -> String {

@@ -34,6 +34,9 @@ struct ShowSettings: AsyncParsableCommand {
                                 ? (strings.language == .fr ? "donné" : "accepted")
                                 : (strings.language == .fr ? "non donné" : "not given"),
                         ],
+                        ["asn-prefixes", settings.asnPrefixes ?? "(none: the server's answer only)"],
+                        ["asn-names", settings.asnNames ?? "(none)"],
+                        ["provider", settings.provider ?? "(the AS name)"],
                         ["data-directory", directory.path], ["tests-run", String(settings.lastHistoryCount)],
                     ]))
         } catch let error as CLIError {

@@ -20,6 +20,11 @@ struct WeheSettings: Codable, Equatable {
     var confirmation: Bool = true
     var language: String?
     var consentAccepted: Bool = false
+    /// The client's own IP-to-AS table (RouteViews prefix file, AS-names file), used when the server answers none.
+    var asnPrefixes: String?
+    var asnNames: String?
+    /// The provider name shown and stored instead of the AS name (`--provider`).
+    var provider: String?
 
     /// `@` and 9 characters of `[0-9a-z]`, like the command-line client.
     static func makeUserID() -> String {
@@ -31,7 +36,7 @@ struct WeheSettings: Codable, Equatable {
     static let keys = [
         "server", "cert", "locate-url", "locate-ca", "site", "user-id", "area-threshold", "p-threshold", "rules",
         "confirmation", "language",
-        "consent",
+        "consent", "asn-prefixes", "asn-names", "provider",
     ]
 
     /// Changes one setting from text; errors are in the language the command chose.
@@ -102,6 +107,17 @@ struct WeheSettings: Codable, Equatable {
             }
             language = value == "auto" ? nil : value
         case "consent": consentAccepted = try flag()
+        case "asn-prefixes": asnPrefixes = try pemFile()
+        case "asn-names": asnNames = try pemFile()
+        case "provider":
+            let name = value.trimmingCharacters(in: .whitespaces)
+            guard name.count <= 120, !name.contains(where: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true })
+            else {
+                throw invalid(
+                    "provider must be one line of at most 120 characters ('none' clears it)",
+                    "provider doit tenir sur une ligne de 120 caractères au plus (« none » l'efface)")
+            }
+            provider = name.isEmpty || name == "none" ? nil : name
         default:
             let guess = Suggestions.closest(to: key, among: Self.keys, limit: 1).first
             let known = Self.keys.joined(separator: ", ")
@@ -135,5 +151,8 @@ extension WeheSettings {
         confirmation = try container.decodeIfPresent(Bool.self, forKey: .confirmation) ?? confirmation
         language = try container.decodeIfPresent(String.self, forKey: .language)
         consentAccepted = try container.decodeIfPresent(Bool.self, forKey: .consentAccepted) ?? consentAccepted
+        asnPrefixes = try container.decodeIfPresent(String.self, forKey: .asnPrefixes)
+        asnNames = try container.decodeIfPresent(String.self, forKey: .asnNames)
+        provider = try container.decodeIfPresent(String.self, forKey: .provider)
     }
 }
