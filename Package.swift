@@ -118,6 +118,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "WeheRecord",
+            dependencies: ["WeheCore", "WeheWire", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        .target(
             name: "WeheTestbed",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -161,7 +166,7 @@ let package = Package(
             name: "wehe",
             dependencies: [
                 "WeheCore", "WeheWire", "WeheAnalysis", "WeheReplay", "WeheClient", "WeheStore", "WeheStoreSQL",
-                "WeheTestbed", "WeheServer", "WeheWeb",
+                "WeheTestbed", "WeheServer", "WeheWeb", "WeheRecord",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -290,6 +295,13 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeheRecordTests",
+            dependencies: [
+                "WeheCore", "WeheWire", "WeheRecord", "WeheTestKit", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

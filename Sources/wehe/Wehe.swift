@@ -19,7 +19,7 @@ struct Wehe: AsyncParsableCommand {
             RunCommand.self, ServersCommand.self, LocalizeCommand.self, DPICommand.self, DemoCommand.self,
             ResultsCommand.self,
             DashboardCommand.self,
-            SettingsCommand.self, ReplaysCommand.self, AnalyzeCommand.self, TestbedCommand.self,
+            SettingsCommand.self, ReplaysCommand.self, RecordCommand.self, AnalyzeCommand.self, TestbedCommand.self,
         ]
     )
 

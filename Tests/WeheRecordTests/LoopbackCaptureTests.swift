@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+import WeheRecord
+import WeheTestKit
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real capture: tcpdump records a TCP exchange between two loopback addresses that this test makes itself.
+@Suite("wehe record on a real tcpdump capture of loopback traffic")
+struct LoopbackCaptureTests {
+    static let tcpdump = ["/usr/bin/tcpdump", "/usr/sbin/tcpdump"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+    /// tcpdump needs CAP_NET_RAW: run when it is installed and we are root.
+    static let available = tcpdump != nil && geteuid() == 0
+
+    static let serverAddress = "127.0.0.132"
+
+    @Test(
+        "a request and 256 KiB answer, captured on lo, become a trace with every byte in place", .enabled(if: available)
+    )
+    func realCapture() async throws {
+        let directory = TestResources.temporaryDirectory("wehe-record-lo")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let listener = try Socket.listen(on: Self.serverAddress)
+        defer { close(listener.descriptor) }
+        // Start tcpdump and wait until it says it listens.
+        let pcap = directory + "/lo.pcap"
+        let errorPath = directory + "/tcpdump.err"
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+        let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+        let process = TestProcess()
+        process.executableURL = URL(fileURLWithPath: try #require(Self.tcpdump))
+        process.arguments = [
+            "-i", "lo", "-n", "-U", "-Z", "root", "-w", pcap,
+            "host \(Self.serverAddress) and tcp port \(listener.port)",
+        ]
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // SIGKILL: the child may inherit a mask that blocks SIGINT and SIGTERM from the test process's thread; every
+        // packet it needs is on disk already (-U writes each packet as it comes, and the loop below waits for them).
+        defer {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+        let clock = ContinuousClock()
+        let giveUp = clock.now.advanced(by: .seconds(30))
+        while !((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "").contains("listening on") {
+            guard process.isRunning, clock.now < giveUp else {
+                Issue.record(
+                    "tcpdump did not start: \((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")")
+                return
+            }
+            try await clock.sleep(for: .milliseconds(20))
+        }
+        // The exchange: a request, then the answer in 16 KiB pieces, each read before the next is sent.
+        let request = Array("GET /song.ogg HTTP/1.1\r\nHost: music.example.com\r\n\r\n".utf8)
+        let answer = (0..<262_144).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let client = try Socket.connect(from: "127.0.0.1", to: Self.serverAddress, port: listener.port)
+        defer { close(client) }
+        let accepted = accept(listener.descriptor, nil, nil)
+        #expect(accepted >= 0)
+        defer { close(accepted) }
+        try Socket.send(client, request)
+        #expect(try Socket.receive(accepted, count: request.count) == request)
+        for start in stride(from: 0, to: answer.count, by: 16_384) {
+            let piece = Array(answer[start..<min(answer.count, start + 16_384)])
+            try Socket.send(accepted, piece)
+            #expect(try Socket.receive(client, count: piece.count) == piece)
+        }
+        // Wait until tcpdump has written the whole answer (it writes each packet as it comes: -U).
+        var options = RecordingOptions(client: "127.0.0.1", id: "song")
+        options.ports = [listener.port]
+        var recording: Recording?
+        while clock.now < giveUp {
+            if let attempt = try? Recorder(options: options).record(file: pcap),
+                attempt.report.bytesDown == answer.count
+            {
+                recording = attempt
+                break
+            }
+            try await clock.sleep(for: .milliseconds(50))
+        }
+        let result = try #require(recording, "the capture never held the whole answer")
+        #expect(result.client.packets.flatMap(\.payload) == request)
+        #expect(result.client.packets.last?.responseLength == answer.count)
+        #expect(result.server.tcpFlows.first?.groups.first?.segments?.flatMap(\.payload) == answer)
+        #expect(result.client.tcpCSPairs.first?.hasPrefix("010.000.000.001.") == true)
+        #expect(result.client.tcpCSPairs.first?.hasSuffix("-127.000.000.132.\(CSPairText.pad(listener.port))") == true)
+        #expect(result.report.flows.first?.host == "music.example.com")
+        #expect(result.report.frames > 10)
+    }
+}
+
+enum CSPairText {
+    static func pad(_ port: UInt16) -> String {
+        let digits = String(port)
+        return String(repeating: "0", count: 5 - digits.count) + digits
+    }
+}
+
+/// Blocking loopback sockets, enough for one exchange in one thread.
+enum Socket {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func address(_ text: String, port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, text, &address.sin_addr)
+        return address
+    }
+
+    static func listen(on host: String) throws -> (descriptor: Int32, port: UInt16) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var bound = address(host, port: 0)
+        let status = withUnsafePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard status == 0, Glibc.listen(descriptor, 4) == 0 else { throw Failure(description: "bind/listen failed") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return (descriptor, UInt16(bigEndian: bound.sin_port))
+    }
+
+    static func connect(from source: String, to host: String, port: UInt16) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var local = address(source, port: 0)
+        var remote = address(host, port: port)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        let connected = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, connected == 0 else { throw Failure(description: "connect failed: errno \(errno)") }
+        return descriptor
+    }
+
+    static func send(_ descriptor: Int32, _ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, 0) }
+            guard sent > 0 else { throw Failure(description: "send failed: errno \(errno)") }
+            offset += sent
+        }
+    }
+
+    static func receive(_ descriptor: Int32, count: Int) throws -> [UInt8] {
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while result.count < count {
+            let wanted = min(buffer.count, count - result.count)
+            let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, wanted, 0) }
+            guard received > 0 else { throw Failure(description: "receive failed: errno \(errno)") }
+            result += buffer[..<received]
+        }
+        return result
+    }
+}
