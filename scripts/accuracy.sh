@@ -39,6 +39,7 @@
 #           DELAYED_BYTES=1500000 DELAY_MS=0 (extra one-way delay on every condition) BIN=.build/release
 #           (built unless SKIP_BUILD=1) REPLAYS=../shared/replays OUT=accuracy-<time>.jsonl TB=acc
 #           ROUNDS=1 (wehe testbed probe --rounds: 10 gives the sensitive verdict of the interleaved mode)
+#           ADAPTIVE=1 (wehe testbed probe --adaptive: the adaptive verdict instead; ROUNDS is then ignored)
 #           NEED_KBIT=89000
 set -euo pipefail
 
@@ -63,6 +64,8 @@ SENSITIVE_CONDITIONS="cap70 cap80 crossonoff none cap60 cap75 cap90 police50 pol
     first300ms after300ms rtt50 rtt150 crossconst crossheavy loss1 loss2"
 [ "$CONDITIONS" != sensitive ] || CONDITIONS=$SENSITIVE_CONDITIONS
 ROUNDS=${ROUNDS:-1}
+ADAPTIVE=${ADAPTIVE:-}
+if [ "$ADAPTIVE" = 1 ]; then MODE_ARGS=(--adaptive); else MODE_ARGS=(--rounds "$ROUNDS"); fi
 NEED_KBIT=${NEED_KBIT:-89000}
 BIN=${BIN:-$ROOT/.build/release}
 REPLAYS=${REPLAYS:-$ROOT/../shared/replays}
@@ -170,7 +173,7 @@ for condition in $CONDITIONS; do
     condition_started=$(date +%s)
     for run in $(seq "$R"); do
         if line=$("$SCRIPTS/testbed.sh" exec c "$BIN/wehe" testbed probe "$test" --label "$condition" \
-            --rounds "$ROUNDS" --cert "$WORK/server/certs/ca.crt" --replays "$REPLAYS" 2>>"$WORK/client.log"); then
+            "${MODE_ARGS[@]}" --cert "$WORK/server/certs/ca.crt" --replays "$REPLAYS" 2>>"$WORK/client.log"); then
             :
         else
             line='{"verdict": "error", "error": "wehe testbed probe exited '$?'"}'
@@ -191,4 +194,8 @@ print(r.get("verdict"), "| sensitive:", r.get("sensitiveVerdict"), r.get("sensit
 done
 log "all conditions in $(($(date +%s) - STARTED)) s"
 python3 "$SCRIPTS/accuracy_report.py" "$OUT"
-[ "$ROUNDS" = 1 ] || python3 "$SCRIPTS/accuracy_report.py" "$OUT" --sensitive
+if [ "$ADAPTIVE" = 1 ]; then
+    python3 "$SCRIPTS/accuracy_report.py" "$OUT" --adaptive
+elif [ "$ROUNDS" != 1 ]; then
+    python3 "$SCRIPTS/accuracy_report.py" "$OUT" --sensitive
+fi

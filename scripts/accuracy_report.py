@@ -5,6 +5,9 @@
     accuracy_report.py accuracy-….jsonl --change [--markdown]
         the change in time within each test (`changePoint` of ROUNDS > 1 runs): found, direction,
         median position (MB of the original replay, vs the bed's byte threshold) and time, the parts' slowdowns
+    accuracy_report.py accuracy-….jsonl --adaptive [--markdown]
+        the adaptive verdict (ADAPTIVE=1 runs): verdicts, detection or false-positive rate, inconclusive share, why
+        each run stopped, median rounds, median and largest bytes as a multiple of the app's published test, time
     accuracy_report.py accuracy-….jsonl --sensitive [--markdown] [--margin-rule]
         both verdicts side by side (ROUNDS > 1); --margin-rule adds the sensitive verdict recomputed from the rounds'
         means with the 5 % margin rule of SensitiveAnalysis (for runs of binaries before commit 636d965)
@@ -141,6 +144,72 @@ def margin_rule(originals, controls, floor=0.001, margin=0.05, alpha=0.008):
     p_greater = count([v - math.log(1 + margin) for v in d], False)
     p = min(1.0, 2 * min(p_less, p_greater))
     return ("differentiation" if p <= alpha else "no-differentiation"), p
+
+
+def adaptive_table(records, markdown):
+    """The adaptive verdict per condition, its cost against the published test of the same app (`publishedBytes`:
+    original and control once), and the goals: detection >= 0.95, false positives <= 0.01, inconclusive <= 0.05,
+    median bytes <= 1 published test, largest <= 2."""
+    groups = {}
+    for record in records:
+        groups.setdefault(record["condition"], []).append(record)
+    names = sorted(groups, key=lambda name: (ORDER.index(name) if name in ORDER else len(ORDER), name))
+
+    def median(values, digits=1):
+        values = [v for v in values if v is not None]
+        return f"{statistics.median(values):.{digits}f}" if values else "-"
+    header = ["condition", "test", "truth", "runs", "diff/none/inc/err", "rate", "inconclusive", "stops",
+              "median rounds", "median MB (x published)", "largest x published", "median s", "median slowdown"]
+    rows = []
+    totals = {"positive": [0, 0], "negative": [0, 0], "inconclusive": [0, 0]}
+    ratios = []
+    for name in names:
+        group = groups[name]
+        first = group[0]
+        valid = [r for r in group if r.get("verdict") != "error" and r.get("stopReason")]
+        verdicts = [r["sensitiveVerdict"] for r in valid]
+        diff = verdicts.count("differentiation")
+        none = verdicts.count("no-differentiation")
+        inc = verdicts.count("inconclusive")
+        errors = len(group) - len(valid)
+        positive = first["truth"] == "positive"
+        totals[first["truth"]][0] += diff
+        totals[first["truth"]][1] += len(group)
+        totals["inconclusive"][0] += inc + errors
+        totals["inconclusive"][1] += len(group)
+        stops = {}
+        for r in valid:
+            stops[r["stopReason"]] = stops.get(r["stopReason"], 0) + 1
+        run_ratios = [r["sensitiveBytes"] / r["publishedBytes"] for r in valid
+                      if r.get("sensitiveBytes") and r.get("publishedBytes")]
+        ratios += run_ratios
+        rows.append([
+            name, first.get("test", "?"), first["truth"], str(len(group)), f"{diff}/{none}/{inc}/{errors}",
+            f"{diff / len(group):.2f}", f"{(inc + errors) / len(group):.2f}",
+            " ".join(f"{k} {v}" for k, v in sorted(stops.items())),
+            str(median([r["sensitiveRounds"] for r in valid], 0)),
+            f"{median([r['sensitiveBytes'] / 1e6 for r in valid])} ({median(run_ratios, 2)})",
+            f"{max(run_ratios):.2f}" if run_ratios else "-",
+            str(median([r["sensitiveDurationSeconds"] for r in valid])),
+            f"{median([100 * r['slowdown'] for r in valid if r.get('slowdown') is not None], 0)} %",
+        ])
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+    else:
+        widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(len(header))]
+        render = lambda row: "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()  # noqa: E731
+        lines = [render(header), render(["-" * w for w in widths])] + [render(row) for row in rows]
+    print("\n".join(lines))
+    print("\n(rate: detection rate where truth is positive, false-positive rate where truth is negative)")
+    for key, goal, label in (("positive", ">= 0.95", "detection"), ("negative", "<= 0.01", "false positives"),
+                             ("inconclusive", "<= 0.05", "inconclusive or error")):
+        hits, runs = totals[key]
+        if runs:
+            print(f"adaptive: {label} {hits}/{runs} = {hits / runs:.3f} (goal {goal})")
+    if ratios:
+        print(f"adaptive: bytes per verdict, median {statistics.median(ratios):.2f} and largest {max(ratios):.2f} "
+              f"published tests (goals <= 1 and <= 2)")
 
 
 def sensitive_table(records, markdown, rule=False):
@@ -349,6 +418,9 @@ def main():
         sys.exit("no records")
     if "--change" in sys.argv:
         change_table(records, "--markdown" in sys.argv)
+        return
+    if "--adaptive" in sys.argv:
+        adaptive_table(records, "--markdown" in sys.argv)
         return
     if "--sensitive" in sys.argv:
         sensitive_table(records, "--markdown" in sys.argv, rule="--margin-rule" in sys.argv)

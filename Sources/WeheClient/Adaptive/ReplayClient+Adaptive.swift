@@ -146,8 +146,16 @@ extension ReplayClient {
         }
         let elapsed = started.duration(to: clock.now).inSeconds
         let decision = monitor.decision(elapsedSeconds: elapsed)
+        // The verdict follows this run's stop, not the rule's answer alone: a run stopped for the budget while the
+        // rule would call equivalence (the long round did not fit) is inconclusive.
+        let verdict: Verdict =
+            switch stop {
+            case .differentiation?: .differentiation
+            case .equivalence?: .noDifferentiation
+            case .budget?, .timeLimit?, nil: .inconclusive
+            }
         var sensitive = SensitiveSummary(
-            verdict: stop == .equivalence ? .noDifferentiation : decision.verdict,
+            verdict: verdict,
             direction: stop == .differentiation ? decision.direction : nil,
             rounds: decision.rounds,
             pValue: min(1, 2 / max(decision.wealthThrottled, decision.wealthPrioritized, 1)),

@@ -50,6 +50,11 @@ struct TestbedProbe: AsyncParsableCommand {
     )
     var rounds = 1
 
+    @Flag(
+        name: .long,
+        help: "The adaptive verdict: short randomized rounds until the evidence suffices (no published test).")
+    var adaptive = false
+
     @OptionGroup var replays: ReplayDirectoryOption
 
     func validate() throws {
@@ -57,6 +62,7 @@ struct TestbedProbe: AsyncParsableCommand {
             throw ValidationError("--order must be random, original-first or control-first")
         }
         guard (1...24).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 24") }
+        if adaptive && rounds != 1 { throw ValidationError("--adaptive chooses its own rounds; leave out --rounds") }
     }
 
     func run() async throws {
@@ -88,12 +94,16 @@ struct TestbedProbe: AsyncParsableCommand {
                 order == "original-first" ? .originalFirst : order == "control-first" ? .controlFirst : .random
             let result: TestResult
             do {
-                result = try await ReplayClient(configuration: configuration).runInterleaved(
-                    selected, rounds: rounds)
+                let client = ReplayClient(configuration: configuration)
+                // The testbed measures the adaptive verdict itself: no fall-back to the published test.
+                result =
+                    adaptive
+                    ? try await client.runAdaptive(selected, fallBack: false)
+                    : try await client.runInterleaved(selected, rounds: rounds)
             } catch {
                 throw CLIError(error)
             }
-            print(Self.json(result, label: label))
+            print(Self.json(result, label: label, publishedBytes: AdaptivePlan(test: selected).publishedBytes))
         } catch let error as CLIError {
             throw error.exit()
         }
@@ -105,7 +115,7 @@ struct TestbedProbe: AsyncParsableCommand {
         return "@" + String((0..<9).map { _ in alphabet.randomElement() ?? "0" })
     }
 
-    static func json(_ result: TestResult, label: String) -> String {
+    static func json(_ result: TestResult, label: String, publishedBytes: Int) -> String {
         func number(_ value: Double) -> JSONValue {
             value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
         }
@@ -140,6 +150,9 @@ struct TestbedProbe: AsyncParsableCommand {
                     .bool(result.original?.reachedDeadline == true || result.control?.reachedDeadline == true)
                 ),
                 ("timeLimitNote", result.timeLimitNote.map(JSONValue.string) ?? .null),
+                // What the published test of this app moves (original and control once): the adaptive verdict's
+                // cost is compared with it.
+                ("publishedBytes", .number(Double(publishedBytes), text: String(publishedBytes))),
             ]
         ).serialized()
     }
