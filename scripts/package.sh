@@ -98,6 +98,8 @@ client=$STAGE/wehe
 install_program "$client" wehe
 control "$client" wehe "$arch" "$libc, wehe-data (= $version)" "does your internet provider throttle some apps?" \
     "wehe replays recorded app sessions (Netflix, YouTube, Zoom, ...) and their bit-inverted controls against a Wehe server and tells whether your provider treats the app differently; WeHeY locates where on the path. It works with the public Wehe fleet (M-Lab) and with your own wehe-server."
+# wehe record loads libpcap at run time (dlopen); every other command runs without it.
+sed -i '/^Depends:/a Recommends: libpcap0.8' "$client/DEBIAN/control"
 dpkg-deb --root-owner-group -Zxz --build "$client" "$OUT/wehe_${version}_${arch}.deb" >/dev/null
 
 # wehe-server
