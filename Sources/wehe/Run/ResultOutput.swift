@@ -139,7 +139,9 @@ enum ResultOutput {
                 Terminal.format(result.summary.controlMeanMbps, decimals: 1, language: strings.language),
                 result.summary.ksPValue < 0 || result.summary.insufficientDataReason != nil
                     ? "-" : shortNumber(result.summary.ksPValue, strings: strings),
-                Terminal.format(result.summary.areaTest, decimals: 2, language: strings.language),
+                // An adaptive verdict computes no area (-1 then): a dash, as for the KS p-value.
+                result.summary.areaTest < 0 && result.summary.ksPValue < 0
+                    ? "-" : Terminal.format(result.summary.areaTest, decimals: 2, language: strings.language),
                 RunPlan.duration(result.durationSeconds),
             ]
         }
