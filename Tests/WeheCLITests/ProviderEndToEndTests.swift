@@ -44,6 +44,11 @@ struct ProviderEndToEndTests {
         return (server, client, operatorBase)
     }
 
+    /// The text with line breaks (terminal wrapping) and runs of spaces made single spaces.
+    static func words(_ text: String) -> String {
+        text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
     static func json(_ text: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
@@ -69,7 +74,7 @@ struct ProviderEndToEndTests {
 
         let run = try CommandRunner.run("wehe", ["run", "tinyweb"] + common)
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("on Loopback Test Net (AS64500)"), "\(run.stdout)")
+        #expect(Self.words(run.stdout).contains("on Loopback Test Net (AS64500)"), "\(run.stdout)")
 
         let json = try CommandRunner.run("wehe", ["run", "tinyweb", "--json"] + common)
         #expect(json.status == 0, "\(json.stderr)")
@@ -88,8 +93,7 @@ struct ProviderEndToEndTests {
         #expect(rows.allSatisfy { $0["provider"] as? String == "Loopback Test Net (AS64500)" })
 
         let show = try CommandRunner.run("wehe", ["results", "show", "1", "--summary", "--data-dir", clientData])
-        let paragraph = show.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(paragraph.contains("on Loopback Test Net (AS64500)"), "\(show.stdout)")
+        #expect(Self.words(show.stdout).contains("on Loopback Test Net (AS64500)"), "\(show.stdout)")
 
         // The person's dashboard (history page) and the operator's (provider × app matrix).
         let dashboard = try RunningProcess("wehe", ["dashboard", "--port", "0", "--data-dir", clientData])
@@ -144,7 +148,7 @@ struct ProviderEndToEndTests {
         }
         let plain = try CommandRunner.run("wehe", Array(["run", "tinyweb"] + common.filter { $0 != "--json" }))
         #expect(plain.status == 0, "\(plain.stderr)")
-        #expect(plain.stdout.contains("on unknown provider"), "\(plain.stdout)")
+        #expect(Self.words(plain.stdout).contains("on unknown provider"), "\(plain.stdout)")
 
         let missing = try CommandRunner.run(
             "wehe", ["run", "tinyweb", "--asn-prefixes", clientData + "/absent"] + common)
