@@ -181,8 +181,14 @@ extension Dashboard {
             var value = sensitive.verdict.rawValue
             if let direction = sensitive.direction { value += " (\(direction.rawValue))" }
             value += ", \(sensitive.effectText), p \(formatter.pValue(sensitive.pValue)), \(sensitive.rounds) rounds"
+            if let reason = sensitive.stopReason {
+                // An adaptive verdict: why it stopped and what its rounds moved.
+                let megabytes = Double(sensitive.bytesMoved ?? 0) / 1e6
+                value += ", stopped for \(reason.rawValue) after \((megabytes * 10).rounded() / 10) MB"
+            }
             if let note = sensitive.note { value += "; \(note)" }
-            stats.append(StatRow(label: "Sensitive verdict", value: value))
+            stats.append(
+                StatRow(label: sensitive.stopReason == nil ? "Sensitive verdict" : "Adaptive verdict", value: value))
             if let change = sensitive.changePoint {
                 stats.append(StatRow(label: strings["stat_change"], value: Self.changeText(change, strings, formatter)))
             }

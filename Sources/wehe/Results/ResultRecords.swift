@@ -133,6 +133,18 @@ struct ResultRecords {
             ("slowdown", number(row.sensitive?.slowdown)),
             ("slowdownLower", number(row.sensitive?.slowdownLower)),
             ("slowdownUpper", number(row.sensitive?.slowdownUpper)),
+            ("stopReason", row.sensitive?.stopReason.map { .string($0.rawValue) } ?? .null),
+            (
+                "sensitiveBytes",
+                (row.sensitive?.bytesMoved ?? row.sensitive?.bytesReceived).map {
+                    .number(Double($0), text: String($0))
+                } ?? .null
+            ),
+            (
+                "method",
+                .string(
+                    row.sensitive?.stopReason != nil ? "adaptive" : row.sensitive != nil ? "interleaved" : "published")
+            ),
             ("server", row.metadata.serverName.map(JSONValue.string) ?? .null),
             ("provider", row.metadata.provider.map(JSONValue.string) ?? .null),
             ("asNumber", row.metadata.asNumber.map { .number(Double($0), text: String($0)) } ?? .null),
@@ -191,6 +203,6 @@ struct ResultRecords {
         }
         return strings.summaryParagraph(
             app: app, provider: provider, date: date, zone: zone, server: server, summary: summary,
-            clientVersion: version)
+            clientVersion: version, adaptive: row.sensitive)
     }
 }

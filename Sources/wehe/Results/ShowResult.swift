@@ -38,7 +38,8 @@ struct ShowResult: AsyncParsableCommand {
             let records = ResultRecords.load(replays: replays, strings: strings)
             let overview = TestOverview(
                 key: record.key, metadata: record.metadata, originalMeanMbps: record.replay(0)?.samples.meanMbps,
-                controlMeanMbps: record.replay(1)?.samples.meanMbps, analysis: record.mainAnalysis?.summary)
+                controlMeanMbps: record.replay(1)?.samples.meanMbps, analysis: record.mainAnalysis?.summary,
+                sensitive: record.sensitive)
             if summary {
                 print(Terminal.wrap(records.summary(overview), indent: ""))
                 return

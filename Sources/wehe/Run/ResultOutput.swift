@@ -43,16 +43,16 @@ enum ResultOutput {
                 .array(result.replaysCutShort.map { .string($0 == .original ? "original" : "control") })
             ))
         members.append(("timeLimitNote", result.timeLimitNote.map(JSONValue.string) ?? .null))
+        // Which verdict `verdict` is: the published test's, or the adaptive one (whose KS and area are not computed).
+        let method =
+            result.sensitive?.stopReason != nil ? "adaptive" : result.sensitive != nil ? "interleaved" : "published"
+        members.append(("method", .string(method)))
         members += sensitiveMembers(result.sensitiveSummary)
         return JSONValue.object(members).serialized()
     }
 
     /// The sensitive verdict's members (interleaved tests): `sensitiveVerdict` takes the values of `verdict`.
     static func sensitiveMembers(_ sensitive: SensitiveSummary) -> [(String, JSONValue)] {
-        // Which verdict `verdict` is: the published test's, or the adaptive one (whose KS and area are not computed).
-        let method =
-            result.sensitive?.stopReason != nil ? "adaptive" : result.sensitive != nil ? "interleaved" : "published"
-        members.append(("method", .string(method)))
         func number(_ value: Double) -> JSONValue {
             value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
         }
@@ -68,17 +68,17 @@ enum ResultOutput {
             ("sensitiveEffect", .string(sensitive.effectText)),
             ("sensitiveDurationSeconds", sensitive.durationSeconds.map(number) ?? .null),
             (
+                // Every byte of the rounds both ways when measured (adaptive), else the bytes received.
                 "sensitiveBytes",
                 (sensitive.bytesMoved ?? sensitive.bytesReceived).map { .number(Double($0), text: String($0)) } ?? .null
             ),
+            ("stopReason", sensitive.stopReason.map { .string($0.rawValue) } ?? .null),
             ("sensitiveNote", sensitive.note.map(JSONValue.string) ?? .null),
             ("changePoint", sensitive.changePoint.map(changePointJSON) ?? .null),
         ]
-                // Every byte of the rounds both ways when measured (adaptive), else the bytes received.
     }
 
     /// The change in time within the test (interleaved rounds): `found`, `kind` ("starts"/"stops"), `pValue`, `alpha`,
-            ("stopReason", sensitive.stopReason.map { .string($0.rawValue) } ?? .null),
     /// `rounds`, `bins`, `changeMegabytes`, `changeSeconds`, `totalMegabytes`, `effect`, `note`, and `before` /
     /// `after` parts (`startMegabytes`, `endMegabytes`, `originalSeconds`, `verdict`, `direction`, `pValue`,
     /// `slowdown`, `slowdownLower`, `slowdownUpper`, `effect`).

@@ -383,7 +383,7 @@ struct Strings: Sendable {
     /// `results show --summary`: one paragraph a journalist can paste.
     func summaryParagraph(
         app: String, provider: String?, date: String, zone: String, server: String, summary: AnalysisSummary,
-        clientVersion: String?
+        clientVersion: String?, adaptive: SensitiveSummary? = nil
     ) -> String {
         let measured = clientVersion.map { " \($0)" } ?? ""
         let appSpeed = Terminal.format(summary.originalMeanMbps, decimals: 1, language: language)
@@ -417,6 +417,25 @@ struct Strings: Sendable {
         case (.blocked, _):
             finding = pick(
                 "Wehe found the port of \(app) blocked\(network)", "Wehe a trouvé le port de \(app) bloqué\(network)")
+        }
+        if let adaptive, let reason = adaptive.stopReason {
+            // The adaptive verdict computes no area or KS test: the rounds, the slowdown and why it stopped.
+            let megabytes = Terminal.format(Double(adaptive.bytesMoved ?? 0) / 1e6, decimals: 1, language: language)
+            return pick(
+                "\(finding). Adaptive test of \(date) (\(zone)) against the Wehe server \(server): in "
+                    + "\(adaptive.rounds) short rounds (\(megabytes) MB), each the app's recorded traffic and a "
+                    + "bit-inverted copy of it (the control, which a classifier cannot recognise) in random order, the "
+                    + "app reached \(appSpeed) Mbit/s on average and the control \(control) Mbit/s over the same bytes: "
+                    + "\(adaptive.effectText), stopped for \(reason.rawValue) (false-positive bound "
+                    + "\(Terminal.format(adaptive.alpha, decimals: 2, language: language))). "
+                    + "Measured with Wehe for Swift\(measured).",
+                "\(finding). Test adaptatif du \(date) (\(zone)) avec le serveur Wehe \(server) : en "
+                    + "\(adaptive.rounds) manches courtes (\(megabytes) Mo), chacune le trafic enregistré de l'appli et "
+                    + "une copie inversée bit à bit (le contrôle, qu'un classificateur ne peut reconnaître) dans un "
+                    + "ordre aléatoire, l'appli a atteint \(appSpeed) Mbit/s en moyenne et le contrôle \(control) "
+                    + "Mbit/s sur les mêmes octets : \(adaptive.effectText), arrêt : \(reason.rawValue) (taux de faux "
+                    + "positifs au plus \(Terminal.format(adaptive.alpha, decimals: 2, language: language))). "
+                    + "Mesuré avec Wehe for Swift\(measured).")
         }
         return pick(
             "\(finding). Test of \(date) (\(zone)) against the Wehe server \(server): the app's recorded traffic "
