@@ -22,9 +22,10 @@ export SWIFT_BACKTRACE=enable=no
 out=.build-fuzz
 binary="$out/wehe-fuzz"
 seconds="${FUZZ_SECONDS:-20}"
-targets_all=(side-channel-framer side-channel-messages analyzer-form udp-loss-report client-trace server-trace json)
+targets_all=(side-channel-framer side-channel-messages analyzer-form udp-loss-report client-trace server-trace json
+    capture-frames)
 # Largest input per target: traces get room for a few packets; the rest are side-channel or form sized.
-max_len() { case "$1" in client-trace | server-trace) echo 16384 ;; *) echo 4096 ;; esac; }
+max_len() { case "$1" in client-trace | server-trace | capture-frames) echo 16384 ;; *) echo 4096 ;; esac; }
 
 # Runs swiftc; ld.gold warns about every address-sanitizer helper symbol it cannot export, those lines are noise.
 compile() {
@@ -44,8 +45,8 @@ swift_sources() {
 }
 
 build() {
-    local flags=(-swift-version 6 -enable-upcoming-feature InternalImportsByDefault -parse-as-library -O
-        -sanitize=fuzzer,address -I "$out/obj")
+    local flags=(-swift-version 6 -package-name wehe_swift -enable-upcoming-feature InternalImportsByDefault
+        -parse-as-library -O -sanitize=fuzzer,address -I "$out/obj")
     mkdir -p "$out/obj"
     local start=$SECONDS sources module
     for module in WeheCore WeheWire; do
@@ -56,6 +57,8 @@ build() {
             || { echo "fuzz: building $module failed" >&2; exit 1; }
     done
     mapfile -t sources < <(find Fuzz/Harness -name '*.swift' | sort)  # new harness files count before a commit
+    # wehe record's frame decoding has no dependency: its files are compiled into the harness itself.
+    sources+=(Sources/WeheRecord/{PacketDecoder,FlowTable,PayloadInspector,LibPcap,WeheRecordError}.swift)
     rm -f "$binary"
     compile "${flags[@]}" -module-name WeheFuzz -o "$binary" "${sources[@]}" "$out/obj/libWeheWire.a" \
         "$out/obj/libWeheCore.a" || { echo "fuzz: building the harness failed" >&2; exit 1; }

@@ -23,6 +23,7 @@ let allTargets: [FuzzTarget] = [
     FuzzTarget(name: "client-trace", check: ClientTraceTarget.check),
     FuzzTarget(name: "server-trace", check: ServerTraceTarget.check),
     FuzzTarget(name: "json", check: JSONTarget.check),
+    FuzzTarget(name: "capture-frames", check: CaptureFramesTarget.check),
 ]
 
 /// The target named by `WEHE_FUZZ_TARGET`, chosen once; an unknown or missing name ends the process with the list.
