@@ -23,7 +23,7 @@ out=.build-fuzz
 binary="$out/wehe-fuzz"
 seconds="${FUZZ_SECONDS:-20}"
 targets_all=(side-channel-framer side-channel-messages analyzer-form udp-loss-report client-trace server-trace json
-    capture-frames)
+    capture-frames as-table)
 # Largest input per target: traces get room for a few packets; the rest are side-channel or form sized.
 max_len() { case "$1" in client-trace | server-trace | capture-frames) echo 16384 ;; *) echo 4096 ;; esac; }
 

@@ -24,6 +24,7 @@ let allTargets: [FuzzTarget] = [
     FuzzTarget(name: "server-trace", check: ServerTraceTarget.check),
     FuzzTarget(name: "json", check: JSONTarget.check),
     FuzzTarget(name: "capture-frames", check: CaptureFramesTarget.check),
+    FuzzTarget(name: "as-table", check: ASTableTarget.check),
 ]
 
 /// The target named by `WEHE_FUZZ_TARGET`, chosen once; an unknown or missing name ends the process with the list.
