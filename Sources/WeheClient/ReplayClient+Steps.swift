@@ -23,6 +23,7 @@ extension ReplayClient {
         address: String,
         tls: NIOSSLContext?,
         deadline: Duration? = nil,
+        keepsRefusedSamples: Bool = false,
         onProgress: @escaping @Sendable (ReplayProgress) -> Void
     ) async throws(ReplayClientError) -> ReplaySession.Outcome {
         var realIP = "127.0.0.1"
@@ -39,6 +40,7 @@ extension ReplayClient {
             serverAddress: address, configuration: configuration, tls: configuration.sideChannelTLS ? tls : nil,
             declaration: declaration, trace: trace, appDuration: appDuration, onProgress: onProgress)
         session.deadline = deadline
+        session.keepsRefusedSamples = keepsRefusedSamples
         return try await session.run()
     }
 

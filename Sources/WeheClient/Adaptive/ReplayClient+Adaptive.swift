@@ -46,6 +46,9 @@ extension ReplayClient {
         var stop: AdaptiveStopReason?
         var note: String?
         var round = 0
+        // Replays whose samples the server would not store (it saw too short a replay): measured all the same.
+        var refusedSamples = 0
+        var lastRefusal: String?
         while stop == nil {
             // The rule would conclude "no differentiation": not before a round has carried the floor of bytes.
             var cut = plan.shortRound
@@ -93,8 +96,11 @@ extension ReplayClient {
             let roundStarted = clock.now
             let outcomes: [ReplayRole: ReplayOutcome]
             do {
-                outcomes = try await adaptiveRound(
+                let measured = try await adaptiveRound(
                     test, cut: cut, historyCount: historyCount, address: address, tls: tls, onEvent: onEvent)
+                outcomes = measured.outcomes
+                refusedSamples += measured.refusals.count
+                if lastRefusal == nil { lastRefusal = measured.refusals.first }
             } catch let error where fallBack && round == 1 && Self.serverCannotServeRounds(error) {
                 // Nothing measured yet: the published test, said as such.
                 var result = try await run(test, onEvent: onEvent)
@@ -167,6 +173,9 @@ extension ReplayClient {
                 cutShort > 0
                     ? "\(cutShort) replays reached the time limit; each is judged on the bytes it covered"
                     : nil,
+                refusedSamples > 0
+                    ? "the server did not store the samples of \(refusedSamples) replays (\(lastRefusal ?? "")); "
+                        + "the client measured them all the same" : nil,
             ].compactMap { $0 }.joined(separator: "; ").nilIfEmpty)
         sensitive.stopReason = stop
         sensitive.durationSeconds = elapsed
@@ -202,9 +211,10 @@ extension ReplayClient {
         address: String,
         tls: NIOSSLContext?,
         onEvent: @escaping @Sendable (ReplayClientEvent) -> Void
-    ) async throws(ReplayClientError) -> [ReplayRole: ReplayOutcome] {
+    ) async throws(ReplayClientError) -> (outcomes: [ReplayRole: ReplayOutcome], refusals: [String]) {
         let order: [ReplayRole] = Bool.random() ? [.original, .control] : [.control, .original]
         var outcomes: [ReplayRole: ReplayOutcome] = [:]
+        var refusals: [String] = []
         for (offset, role) in order.enumerated() {
             var trace = role == .original ? test.original : test.control
             var deadline: Duration?
@@ -212,9 +222,10 @@ extension ReplayClient {
             switch cut {
             case .bytes(let bytes):
                 trace = trace.prefix(bytes: bytes)
-                // Samples every 1 ms or more: a prefix recorded in an instant still gets a sample interval the
-                // server accepts, and a slow path a series of a few thousand samples at most per 45 s.
-                appDuration = max(trace.duration, 0.1)
+                // About 100 samples over the longer of the prefix's recorded time and its bytes at 20 Mbit/s (at
+                // least 1 ms apart): enough for the rates over equal bytes on a fast path, and on a slow one
+                // rarely past the 200 samples a server stores from a replay that moved less than half its trace.
+                appDuration = max(trace.duration, Double(trace.bytesBothWays) * 8 / 20e6, 0.1)
             case .seconds(let seconds):
                 deadline = .milliseconds(Int64((seconds * 1000).rounded()))
                 appDuration = seconds
@@ -225,14 +236,16 @@ extension ReplayClient {
                 outcome = try await replaySession(
                     trace, role: role, historyCount: historyCount, endOfTest: offset == order.count - 1,
                     appDuration: appDuration, address: address, tls: tls, deadline: deadline,
+                    keepsRefusedSamples: true,
                     onProgress: { onEvent(.replayProgress(test: test.entry.id, role: role, progress: $0)) })
             } catch  where Task.isCancelled {
                 throw ReplayClientError(.cancelled, "the test was cancelled")
             }
             onEvent(.replayFinished(test: test.entry.id, role: role, outcome: outcome.outcome))
             outcomes[role] = outcome.outcome
+            if let refusal = outcome.samplesRefused { refusals.append(refusal) }
         }
-        return outcomes
+        return (outcomes, refusals)
     }
 
     /// The round's two rates over the same bytes; when one replay received nothing and the other did, its rate is 0

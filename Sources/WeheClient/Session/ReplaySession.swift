@@ -16,6 +16,8 @@ struct ReplaySession: Sendable {
         var clientIP: String
         /// UDP replays: digests of the received datagrams in arrival order (`DatagramReceipt`); `nil` for TCP.
         var receivedDatagrams: [UInt32]?
+        /// Why the server would not store the samples, when `keepsRefusedSamples` let the replay end anyway.
+        var samplesRefused: String? = nil
     }
 
     let serverAddress: String
@@ -30,6 +32,9 @@ struct ReplaySession: Sendable {
     var changeSpec: String = SideChannelMessage.noChange
     /// Ends the replay earlier than its protocol deadline (a UDP round of the adaptive verdict); never later.
     var deadline: Duration? = nil
+    /// A server's refusal to store the samples ends the replay normally (the client measured it all the same): the
+    /// adaptive verdict's rounds, which no server analyses, keep their measurement.
+    var keepsRefusedSamples = false
 
     func run() async throws(ReplayClientError) -> Outcome {
         let tracker = UDPFlowTracker()
@@ -105,13 +110,24 @@ struct ReplaySession: Sendable {
         }
         try await side.send(SideChannelMessage.clientDone(durationSeconds: outcome.duration.inSeconds))
         try await side.send(ThroughputUpload.body(outcome.samples))
-        try await awaitOK(side, what: "the server's acknowledgement of the samples")
-        try await side.send(SideChannelMessage.resultNo)
-        // The reply to Result;No is a courtesy; the published Java client closes without reading it.
-        _ = try? await side.receive(timeout: .seconds(2), expecting: "the final OK")
+        let refused: String?
+        do {
+            try await awaitOK(side, what: "the server's acknowledgement of the samples")
+            refused = nil
+        } catch let error where keepsRefusedSamples && error.message.hasPrefix(Self.refusalLead) {
+            refused = String(error.message.dropFirst(Self.refusalLead.count))
+        }
+        if refused == nil {
+            try await side.send(SideChannelMessage.resultNo)
+            // The reply to Result;No is a courtesy; the published Java client closes without reading it.
+            _ = try? await side.receive(timeout: .seconds(2), expecting: "the final OK")
+        }
         return Outcome(
-            outcome: outcome, clientIP: clientIP, receivedDatagrams: (transport as? UDPReplayTransport)?.receipts.all)
+            outcome: outcome, clientIP: clientIP, receivedDatagrams: (transport as? UDPReplayTransport)?.receipts.all,
+            samplesRefused: refused)
     }
+
+    static let refusalLead = "the server refused the samples: "
 
     private func awaitOK(_ side: SideChannelConnection, what: String) async throws(ReplayClientError) {
         for _ in 0..<1000 {
@@ -121,8 +137,7 @@ struct ReplaySession: Sendable {
             // did not see run, an upload larger than the replay could produce, a network over its quota): say why.
             let text = String(decoding: body.prefix(400), as: UTF8.self)
             if text.hasPrefix("Refused;") {
-                throw ReplayClientError(
-                    .protocolViolation, "the server refused the samples: \(text.dropFirst("Refused;".count))")
+                throw ReplayClientError(.protocolViolation, Self.refusalLead + text.dropFirst("Refused;".count))
             }
             configuration.logger.debug(
                 "skipping side-channel message",
