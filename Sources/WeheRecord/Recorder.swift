@@ -154,9 +154,16 @@ public struct Recorder: Sendable {
                 cuts.append((next, removed))
             }
         }
+        // Binary search of the last cut at or before a time: captures may hold many events and many gaps.
+        let cutList = cuts
         func clock(_ time: Double) -> Double {
-            var shift = 0.0
-            for cut in cuts where cut.end <= time { shift = cut.removed }
+            var low = 0
+            var high = cutList.count
+            while low < high {
+                let middle = (low + high) / 2
+                if cutList[middle].end <= time { low = middle + 1 } else { high = middle }
+            }
+            let shift = low == 0 ? 0 : cutList[low - 1].removed
             return max(0, time - shift - origin)
         }
         let date = Self.dateStamp(sink.firstTime ?? origin)
@@ -387,32 +394,57 @@ public struct Recorder: Sendable {
         // Two flows that start alike: a server that recognises flows by their first bytes could not tell them
         // apart (recording.md 3.5, 3.6). TCP: first 200 bytes; UDP: one of the first 5 datagrams to the same port.
         let remaining = candidates.indices.filter { candidates[$0].line.kept }
-        for (position, index) in remaining.enumerated() {
-            for earlier in remaining[..<position] where candidates[earlier].line.kept {
-                let a = candidates[earlier]
-                let b = candidates[index]
-                guard a.flow.isTCP == b.flow.isTCP else { continue }
-                if a.flow.isTCP {
-                    let prefixA = Array((a.runs.first?.chunks.flatMap(\.payload) ?? []).prefix(200))
-                    let prefixB = Array((b.runs.first?.chunks.flatMap(\.payload) ?? []).prefix(200))
-                    if !prefixA.isEmpty, prefixA == prefixB {
+        // Each flow's opening, computed once: TCP its first 200 bytes, UDP its first 5 non-empty datagrams.
+        var openings: [Int: [[UInt8]]] = [:]
+        for index in remaining {
+            let runs = candidates[index].runs
+            if candidates[index].flow.isTCP {
+                var prefix: [UInt8] = []
+                for chunk in runs.first?.chunks ?? [] where prefix.count < 200 { prefix += chunk.payload.prefix(200) }
+                openings[index] = [Array(prefix.prefix(200))]
+            } else {
+                openings[index] = Array(
+                    runs.filter(\.fromClient).lazy.flatMap(\.chunks).map(\.payload).filter { !$0.isEmpty }.prefix(5))
+            }
+        }
+        // Dictionaries of openings (not a comparison of every pair: a capture may hold thousands of flows).
+        var alike = 0
+        var tcpOpenings: [[UInt8]: Int] = [:]
+        var udpOpenings: [UInt16: [[UInt8]: Int]] = [:]
+        for index in remaining {
+            let flow = candidates[index]
+            if flow.flow.isTCP {
+                guard let prefix = openings[index]?.first, !prefix.isEmpty else { continue }
+                guard let earlier = tcpOpenings[prefix] else {
+                    tcpOpenings[prefix] = index
+                    continue
+                }
+                alike += 1
+                if alike <= 5 {
+                    warnings.append(
+                        "flows #\(candidates[earlier].line.number) and #\(flow.line.number) start with the same "
+                            + "bytes: a server could not tell them apart")
+                }
+            } else {
+                let port = flow.flow.serverPort
+                if let first = flow.runs.first(where: \.fromClient)?.chunks.first?.payload,
+                    let earlier = udpOpenings[port]?[first]
+                {
+                    let number = candidates[earlier].line.number
+                    drop(index, "starts like flow #\(number) to the same port: the server could not tell them apart")
+                    alike += 1
+                    if alike <= 5 {
                         warnings.append(
-                            "flows #\(a.line.number) and #\(b.line.number) start with the same bytes: a server "
-                                + "could not tell them apart")
+                            "flows #\(number) and #\(flow.line.number) start alike; #\(flow.line.number) dropped")
                     }
-                } else if a.flow.serverPort == b.flow.serverPort {
-                    let opening = a.runs.filter(\.fromClient).flatMap(\.chunks).map(\.payload).filter { !$0.isEmpty }
-                        .prefix(5)
-                    if let first = b.runs.first(where: \.fromClient)?.chunks.first?.payload, opening.contains(first) {
-                        drop(
-                            index,
-                            "starts like flow #\(a.line.number) to the same port: the server could not tell them apart")
-                        warnings.append(
-                            "flows #\(a.line.number) and #\(b.line.number) start alike; #\(b.line.number) dropped")
-                    }
+                    continue
+                }
+                for datagram in openings[index] ?? [] where udpOpenings[port]?[datagram] == nil {
+                    udpOpenings[port, default: [:]][datagram] = index
                 }
             }
         }
+        if alike > 5 { warnings.append("\(alike - 5) more flows start like an earlier one") }
         // Our server replays one TCP connection per test: the largest stays.
         let tcp = candidates.indices.filter { candidates[$0].line.kept && candidates[$0].flow.isTCP }
         if let largest = tcp.max(by: { candidates[$0].bytes < candidates[$1].bytes }) {

@@ -173,3 +173,54 @@ enum Socket {
         return result
     }
 }
+
+/// Live capture through libpcap (`wehe record --interface`), on lo only.
+@Suite("wehe record --interface: a live capture on lo")
+struct LiveCaptureTests {
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        var isSet: Bool { lock.withLock { value } }
+        func set() { lock.withLock { value = true } }
+    }
+
+    @Test(
+        "exchanges made while the recorder captures for 2 s become flows; a whole one is the test",
+        .enabled(if: LoopbackCaptureTests.available))
+    func liveCapture() async throws {
+        let listener = try Socket.listen(on: "127.0.0.133")
+        defer { close(listener.descriptor) }
+        var options = RecordingOptions(client: "127.0.0.1", id: "live")
+        options.ports = [listener.port]
+        let done = Flag()
+        let capture = Task.detached { [options] in
+            defer { done.set() }
+            return try Recorder(options: options).record(interface: "lo", seconds: 2)
+        }
+        let answer = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        var exchanges = 0
+        // Exchanges go on, each with its own request, until the 2 s capture window has closed.
+        let clock = ContinuousClock()
+        let windowEnd = clock.now.advanced(by: .seconds(2))
+        while !done.isSet, clock.now < windowEnd {
+            let request = Array("GET /live/\(exchanges) HTTP/1.1\r\nHost: live.example.com\r\n\r\n".utf8)
+            let client = try Socket.connect(from: "127.0.0.1", to: "127.0.0.133", port: listener.port)
+            let accepted = accept(listener.descriptor, nil, nil)
+            try Socket.send(client, request)
+            _ = try Socket.receive(accepted, count: request.count)
+            try Socket.send(accepted, answer)
+            _ = try Socket.receive(client, count: answer.count)
+            close(client)
+            close(accepted)
+            exchanges += 1
+            await Task.yield()
+        }
+        let recording = try await capture.value
+        #expect(exchanges >= 2)
+        let kept = try #require(recording.report.flows.first { $0.kept })
+        #expect(kept.bytesDown == answer.count)
+        #expect(kept.host == "live.example.com")
+        #expect(recording.server.tcpFlows.first?.groups.first?.segments?.flatMap(\.payload) == answer)
+        #expect(recording.report.flows.count >= 2)
+    }
+}
