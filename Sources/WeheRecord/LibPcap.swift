@@ -63,7 +63,9 @@ final class LibPcap: @unchecked Sendable {
 
     private init?() {
         var handle: UnsafeMutableRawPointer?
-        for name in Self.libraryNames {
+        // WEHE_LIBPCAP names one library file to load instead (a libpcap outside the system's paths).
+        let names = getenv("WEHE_LIBPCAP").map { [String(cString: $0)] } ?? Self.libraryNames
+        for name in names {
             handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)
             if handle != nil { break }
         }
