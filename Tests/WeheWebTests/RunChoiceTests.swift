@@ -21,8 +21,8 @@ actor ConsentingLauncher: TestLauncher {
 
     nonisolated func availableTests() async throws -> [LaunchableTest] {
         [
-            LaunchableTest(id: "netflix", name: "Netflix", category: "video", durationSeconds: 8, sizeMB: 10),
-            LaunchableTest(id: "spotify", name: "Spotify", category: "music", durationSeconds: 60),
+            LaunchableTest(id: "netflix", name: "Netflix", category: "video", durationSeconds: 16, sizeMB: 10),
+            LaunchableTest(id: "spotify", name: "Spotify", category: "music", durationSeconds: 120),
             LaunchableTest(id: "other", name: "Other", category: "music"),
         ]
     }

@@ -55,9 +55,9 @@ package struct LaunchableTest: Sendable, Hashable, Codable {
     package var name: String
     /// Category shown as a group heading (`video`, `music`, `conferencing`, `port`…).
     package var category: String
-    /// Nominal duration of one replay, seconds, when known.
+    /// About how long the whole test takes (both replays), seconds, when known.
     package var durationSeconds: Double?
-    /// Approximate data of the test, MB, when the catalog gives it (its informational `size`).
+    /// About how much data the whole test moves (both replays, both directions), MB, when known.
     package var sizeMB: Double?
 
     /// Creates an entry.

@@ -26,13 +26,12 @@ extension Dashboard {
         }
     }
 
-    /// What one test costs: about how long (two replays of the catalog's duration, one after the other) and how
-    /// much data (the catalog's size, which the published catalogs give for the whole test); each part left out
-    /// when the catalog does not say.
+    /// What one test costs, as the launcher estimates it for the whole test (both replays): about how long and how
+    /// much data; each part left out when unknown.
     func cost(of test: LaunchableTest, info: RequestInfo) -> String {
         var parts: [String] = []
         if let seconds = test.durationSeconds, seconds.isFinite, seconds > 0 {
-            parts.append(Self.duration(2 * seconds, info: info))
+            parts.append(Self.duration(seconds, info: info))
         }
         if let size = test.sizeMB, size.isFinite, size > 0 {
             parts.append(info.strings.format("run_cost_data", ["mb": info.formatter.number(size, digits: 0)]))

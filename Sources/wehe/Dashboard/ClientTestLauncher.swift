@@ -27,17 +27,35 @@ struct ClientTestLauncher: TestLauncher {
         let library = try self.library()
         let catalog = try TestSelection.catalog(library)
         return catalog.entries.filter { TestSelection.available($0, library, catalog) }.map { entry in
-            LaunchableTest(
+            // The same estimate as the command line's (both replays, both directions), from the traces.
+            let cost = (try? ReplayClient.Test.load(entry.id, from: library, catalog: catalog)).map {
+                TestCost.of($0, mode: .published(confirmation: false))
+            }
+            return LaunchableTest(
                 id: entry.id, name: entry.name,
                 category: entry.category.rawValue.lowercased().replacingOccurrences(of: "_", with: " "),
-                durationSeconds: entry.durationSeconds, sizeMB: entry.sizeMB)
+                durationSeconds: cost?.seconds, sizeMB: cost.map { Double($0.bytes) / 1_000_000 })
         }
+    }
+
+    /// What the largest test offered here costs, for the consent text.
+    private func largestTestSentence() throws -> String {
+        let library = try self.library()
+        let catalog = try TestSelection.catalog(library)
+        let costs = catalog.entries.filter { TestSelection.available($0, library, catalog) }.compactMap { entry in
+            (try? ReplayClient.Test.load(entry.id, from: library, catalog: catalog)).map {
+                (entry.name, TestCost.of($0))
+            }
+        }
+        guard let largest = costs.max(by: { $0.1.bytes < $1.1.bytes }) else { return "" }
+        return strings.costSentence(largest.1, largest: largest.0)
     }
 
     /// The consent text while consent was not given: the page asks for it with a checkbox.
     func consentRequest() async throws -> ConsentRequest? {
         try currentSettings().consentAccepted
-            ? nil : ConsentRequest(title: strings.consentTitle, text: strings.consentText)
+            ? nil
+            : ConsentRequest(title: strings.consentTitle, text: strings.consentText(data: try largestTestSentence()))
     }
 
     /// Records the consent ticked on the page in the settings file, as `--accept-consent` does.

@@ -97,7 +97,15 @@ struct RunCommand: AsyncParsableCommand {
             let selected = try TestSelection.load(ids(library, catalog), from: library, catalog: catalog)
             try directory.ensureUsable(strings)
             var settings = try directory.settingsRecordingUserID()
-            try Consent.ensure(&settings, accept: options.acceptConsent, strings: strings, directory: directory)
+            // One estimate, said in the consent text and asked for above 200 MB or 5 minutes.
+            let mode: TestCost.Mode =
+                adaptive
+                ? .adaptive
+                : rounds.map { .interleaved(rounds: $0) } ?? .published(confirmation: !options.noConfirmation)
+            let cost = TestCost.total(selected.map { TestCost.of($0, mode: mode) })
+            try Consent.ensure(
+                &settings, accept: options.acceptConsent, strings: strings, directory: directory, cost: cost)
+            try Consent.confirmCost(cost, tests: selected.count, yes: options.yes, strings: strings)
             let lock = try TestLock.acquire(directory, strings: strings)
             defer { withExtendedLifetime(lock) {} }
             let setup = connection.setup(options)

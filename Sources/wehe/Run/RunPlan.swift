@@ -18,9 +18,9 @@ struct RunPlan {
     /// Both replays of `test`: the catalog's duration for each replay (45 s at most, the replay limit) and the
     /// traces' bytes in both directions. A confirmation run, when one follows, doubles it.
     static func cost(_ test: ReplayClient.Test) -> Cost {
-        let seconds = min(max(test.entry.durationSeconds, 1), 45) * 2
-        let bytes = test.original.bytesUp + test.original.bytesDown + test.control.bytesUp + test.control.bytesDown
-        return Cost(seconds: seconds, bytes: bytes)
+        // The estimate every surface shares (`TestCost`): one published test, no confirmation run.
+        let cost = TestCost.of(test, mode: .published(confirmation: false))
+        return Cost(seconds: cost.seconds, bytes: cost.bytes)
     }
 
     /// The cost of the tests from `index` (0-based) to the end.

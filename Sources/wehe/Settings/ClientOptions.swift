@@ -13,6 +13,11 @@ struct ClientOptions: ParsableArguments {
     @Flag(name: .customLong("accept-consent"), help: "Accept the consent text without asking (and remember it).")
     var acceptConsent = false
 
+    @Flag(
+        name: .shortAndLong,
+        help: "Start without asking when the tests move more than 200 MB or take more than 5 minutes.")
+    var yes = false
+
     @Option(
         name: .customLong("area-threshold"), help: "Area threshold as a fraction (default 0.5, 0.3 above 10 Mbit/s).")
     var areaThreshold: Double?
