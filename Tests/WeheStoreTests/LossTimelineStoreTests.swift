@@ -113,6 +113,7 @@ struct LossTimelineStoreTests {
                     "DROP INDEX wehe_localizations_requested", "DROP TABLE wehe_dpi_searches",
                     "DROP TABLE wehe_dpi_results", "ALTER TABLE wehe_tests DROP COLUMN sensitive",
                     "ALTER TABLE wehe_replays DROP COLUMN reached_time_limit",
+                    "ALTER TABLE wehe_tests DROP COLUMN as_number", "ALTER TABLE wehe_tests DROP COLUMN as_name",
                 ],
                 downgrade: { statements in try await SQLiteFailureTests.raw(path, statements) })
         }
@@ -136,6 +137,7 @@ struct LossTimelineStoreTests {
                     "DROP TABLE wehe_dpi_searches",
                     "DROP TABLE wehe_dpi_results", "ALTER TABLE wehe_tests DROP COLUMN sensitive",
                     "ALTER TABLE wehe_replays DROP COLUMN reached_time_limit",
+                    "ALTER TABLE wehe_tests DROP COLUMN as_number", "ALTER TABLE wehe_tests DROP COLUMN as_name",
                 ],
                 downgrade: { statements in
                     for statement in statements { try await StoreHarness.adminSQL(url, statement) }
