@@ -26,7 +26,9 @@ struct CommandLineUsabilityTests {
 
     @Test("every command's help points to the exit codes instead of listing them, and names no ticket")
     func commandHelp() throws {
-        for command in ["run", "demo", "servers", "localize", "dpi", "settings", "results", "replays", "dashboard"] {
+        for command in [
+            "run", "demo", "servers", "localize", "dpi", "settings", "results", "replays", "dashboard", "record",
+        ] {
             let help = try CommandRunner.run("wehe", [command, "--help"])
             #expect(help.status == 0, "\(command): \(help.stderr)")
             #expect(!help.stdout.contains("25 result for another user"), "\(command)")

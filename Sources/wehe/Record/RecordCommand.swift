@@ -14,7 +14,8 @@ struct RecordCommand: AsyncParsableCommand {
             `wehe-server serve --replays <output>` use it as they are. Your address is rewritten; cleartext \
             cookies, Authorization headers and URL query values are redacted (--refuse-identifying drops such \
             flows instead). The report says first what identifies the app in the test, then what was kept and \
-            dropped and why, idle gaps, bytes and time. Docs/recording.md: recording on a desktop, Android, iPhone.
+            dropped and why, idle gaps, bytes and time. Docs/recording.md: recording on a desktop, Android, iPhone. \
+            Exit codes: wehe help exit-codes.
             """
     )
 
