@@ -69,4 +69,56 @@ struct RecordedTestEndToEndTests {
         #expect(bad.stderr.split(separator: "\n").count == 1, "\(bad.stderr)")
         #expect(!FileManager.default.fileExists(atPath: scratch + "/x"))
     }
+
+    /// A UDP call: 100 datagrams up (one every 20 ms), 400 down (one every 5 ms) over 2 s.
+    static func callCapture() -> SyntheticCapture {
+        var capture = SyntheticCapture(link: .linuxSLL2)
+        let phone = SyntheticCapture.Endpoint("192.168.7.20", 52000)
+        let relay = SyntheticCapture.Endpoint("198.51.100.40", 3478)
+        let start = 1_700_000_000.0
+        for index in 0..<100 {
+            let payload = [UInt8(index)] + [UInt8](repeating: 0x42, count: 99)
+            capture.udp(at: start + Double(index) * 0.02, from: phone, to: relay, payload: payload)
+        }
+        for index in 0..<400 {
+            let payload = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &+ index) }
+            capture.udp(at: start + 0.01 + Double(index) * 0.005, from: relay, to: phone, payload: payload)
+        }
+        return capture
+    }
+
+    @Test("a recorded UDP call runs the same way: the server streams the recorded datagrams")
+    func recordServeRunUDP() async throws {
+        let scratch = TestResources.temporaryDirectory("wehe-e2e-record-udp")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let pcap = scratch + "/call.pcapng"
+        try Self.callCapture().write(to: pcap, format: .pcapng)
+        let replays = scratch + "/replays"
+        let record = try await BuiltCommand.run(
+            "wehe",
+            [
+                "record", "--pcap", pcap, "--client", "192.168.7.20", "--id", "call", "--category", "conferencing",
+                "--output", replays, "--json",
+            ])
+        #expect(record.status == 0, "\(record.stderr)")
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(record.stdout.utf8)) as? [String: Any], "\(record.stdout)")
+        #expect(report["transport"] as? String == "udp")
+        #expect(report["bytesDown"] as? Int == 400_000)
+        let data = scratch + "/data"
+        try await LoopbackWorld.run(address: "127.0.0.134", replays: replays, sampleCount: 2000) { world in
+            let run = try await BuiltCommand.run(
+                "wehe",
+                [
+                    "run", "call", "--replays", replays, "--data-dir", data, "--server", world.address, "--cert",
+                    world.caPath, "--side-channel-port", String(world.ports.sideChannelTLS ?? -1), "--analyzer-port",
+                    String(world.ports.analyzerTLS ?? -1), "--accept-consent", "--no-confirmation", "--json",
+                ])
+            #expect(run.status == 0, "\(run.stderr)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
+            #expect(object["test"] as? String == "call")
+            #expect((object["originalMeanMbps"] as? Double ?? 0) > 0)
+        }
+    }
 }
