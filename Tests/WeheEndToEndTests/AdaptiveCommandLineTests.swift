@@ -25,7 +25,7 @@ struct AdaptiveCommandLineTests {
                 try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
             #expect(object["method"] as? String == "adaptive")
             let stop = try #require(object["stopReason"] as? String)
-            #expect(["differentiation", "equivalence", "budget", "time-limit"].contains(stop))
+            #expect(["differentiation", "equivalence", "budget", "time-limit", "long-round-differs"].contains(stop))
             #expect(object["verdict"] as? String == object["sensitiveVerdict"] as? String)
             let rounds = try #require(object["sensitiveRounds"] as? Int)
             #expect(rounds >= 1)

@@ -125,12 +125,44 @@ extension ReplayClient {
                 largest = (original, control)
             }
             let rates = Self.roundRates(original: original, control: control)
+            // The long round must agree with the short ones: a throttle that starts after some megabytes of a flow
+            // shows only here, and one round among many short ones would not move the rule. Short rounds measured
+            // before it do not speak for the part of the flow they never reached, so the run stops without a verdict.
+            if cut == plan.floorRound, plan.shortRound != plan.floorRound,
+                let difference = AdaptiveAnalysis.logRatio(
+                    .init(
+                        originalMbps: rates.originalMbps, controlMbps: rates.controlMbps, comparedBytes: 0,
+                        totalBytes: 0, durationSeconds: 0)),
+                abs(difference) > log(1 + 2 * plan.rule.margin)
+            {
+                let percent = Int((abs(1 - exp(difference)) * 100).rounded())
+                stop = .longRoundDiffers
+                note =
+                    "the short rounds were alike, but in the long round the app was \(percent) % "
+                    + (difference < 0 ? "slower" : "faster")
+                    + " than its control: a difference that starts later in a flow, which one long round cannot "
+                    + "confirm; the published test (--published) or --interleaved measures whole replays"
+            }
             monitor.add(
                 AdaptiveAnalysis.Round(
                     originalMbps: rates.originalMbps, controlMbps: rates.controlMbps,
                     comparedBytes: rates.comparedBytes, totalBytes: roundBytes,
                     durationSeconds: roundStarted.duration(to: clock.now).inSeconds),
                 elapsedSeconds: started.duration(to: clock.now).inSeconds)
+            if stop != nil, monitor.stop().reason == .differentiation {
+                // The long round tipped the evidence past α: a differentiation, valid whenever the rule stops.
+                stop = nil
+                note = nil
+            }
+            if stop != nil {
+                onEvent(
+                    .roundFinished(
+                        test: test.entry.id,
+                        round: AdaptiveRoundProgress(
+                            round: round, isFloorRound: true, bytesMoved: moved, maximumBytes: plan.maximumBytes,
+                            slowdown: monitor.decision().slowdown, status: note ?? "")))
+                break
+            }
             let now = monitor.stop(elapsedSeconds: started.duration(to: clock.now).inSeconds)
             let status: String =
                 switch now.reason {
@@ -138,7 +170,7 @@ extension ReplayClient {
                 case .equivalence? where floorDone: "the evidence suffices: no differentiation"
                 case .equivalence?:
                     "the slowdown is small after short rounds; one long round to rule out a late throttle"
-                case .budget?, .timeLimit?: now.note ?? "the cap is reached"
+                case .budget?, .timeLimit?, .longRoundDiffers?: now.note ?? "the cap is reached"
                 case nil: now.note ?? "another round"
                 }
             let decisionSoFar = monitor.decision(elapsedSeconds: started.duration(to: clock.now).inSeconds)
@@ -158,7 +190,7 @@ extension ReplayClient {
             switch stop {
             case .differentiation?: .differentiation
             case .equivalence?: .noDifferentiation
-            case .budget?, .timeLimit?, nil: .inconclusive
+            case .budget?, .timeLimit?, .longRoundDiffers?, nil: .inconclusive
             }
         var sensitive = SensitiveSummary(
             verdict: verdict,

@@ -8,4 +8,8 @@ public enum AdaptiveStopReason: String, Sendable, Hashable, Codable, CaseIterabl
     case budget
     /// The cap on wall time was reached first: the verdict is inconclusive.
     case timeLimit = "time-limit"
+    /// The short rounds were alike, but the long round (the whole trace, or 7 MB per flow) was not: a throttle (or
+    /// priority) that starts later in a flow, which short rounds cannot see and one long round cannot test. The
+    /// verdict is inconclusive rather than a "no differentiation" the short rounds alone would have given.
+    case longRoundDiffers = "long-round-differs"
 }
