@@ -162,7 +162,8 @@ struct BadInputTests {
                 // The one slot is held by an admitted session: nothing can be evicted for a connection that has
                 // not declared anything.
                 let elapsed = try await Self.sendAndAwaitClose(port, [])
-                #expect(elapsed < .seconds(2))
+                // At once, not after the 60 s progress timeout (2.009 s once on a loaded machine: the bound is wide).
+                #expect(elapsed < .seconds(15))
             }
             #expect(grant == "1;127.0.0.5;100")
         }
