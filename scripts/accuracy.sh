@@ -148,7 +148,7 @@ run_hook() {
 
 start_server() {
     mkdir -p "$WORK/server"
-    # One client runs hundreds of tests here: the per-network quota of stored replays (400 an hour, for a public
+    # One client runs hundreds of tests here: the per-network quota of stored replays (400 a day, for a public
     # server) would refuse the adaptive verdict's rounds after about ten tests of a condition (exit 17).
     "$SCRIPTS/testbed.sh" exec s "$BIN/wehe-server" serve --replays "$REPLAYS" --data "$WORK/server" --bind "::" \
         --stored-replays-per-network 1000000 --log-level error >>"$WORK/server.log" 2>&1 &
