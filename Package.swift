@@ -307,7 +307,8 @@ let package = Package(
         ),
         .testTarget(name: "ArchitectureTests", dependencies: ["WeheTestKit"], swiftSettings: strict),
         .testTarget(
-            name: "WeheCLITests", dependencies: ["WeheCore", "WeheWire", "WeheTestKit", "WeheStore", "WeheStoreSQL"],
+            name: "WeheCLITests",
+            dependencies: ["WeheCore", "WeheWire", "WeheTestKit", "WeheStore", "WeheStoreSQL", "WeheClient"],
             swiftSettings: strict),
     ]
 )
