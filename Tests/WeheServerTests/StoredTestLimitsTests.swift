@@ -247,21 +247,24 @@ struct StoredTestLimitsTests {
         let directory = try DPIAnalysisTests.vectorDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configure: (inout ReplayServerConfiguration) -> Void = {
-            $0.limits.dpiRequestsPerUserPerMinute = 2
-            $0.limits.dpiRequestsPerNetworkPerMinute = 4
+            // One a minute, a burst of two: a request refilled only after 60 s, so a machine slow enough to take
+            // seconds per request (the full parallel suite once refilled a rate of 4 a minute midway) cannot
+            // refill the burst before the limited request.
+            $0.limits.dpiRequestsPerUserPerMinute = 1
+            $0.limits.dpiRequestsPerNetworkPerMinute = 1
         }
         try await ServerHarness.run(replays: directory, configure: configure) { server in
             let port = try #require(server.ports.analyzerPlain)
             try await Self.seedTest(server.store, user: "@dpirate01", replay: "DPIVec-11212026")
-            // Per user: a burst of 4, from addresses of different networks.
-            for index in 0..<4 {
+            // Per user: a burst of 2, from addresses of different networks.
+            for index in 0..<2 {
                 let body = try await Self.ask(port, user: "@dpirate01", from: "127.0.5\(index).2")
                 #expect(!body.contains("too many"), "\(body)")
             }
             let user = try await Self.ask(port, user: "@dpirate01", from: "127.0.59.2")
             #expect(user.contains("too many DPIanalysis requests for this user"), "\(user)")
-            // Per network: a burst of 8 from one /24, whoever the user; another /24 still gets through.
-            for index in 0..<8 {
+            // Per network: a burst of 2 from one /24, whoever the user; another /24 still gets through.
+            for index in 0..<2 {
                 let body = try await Self.ask(port, user: "@dpinet0\(index)", from: "127.0.60.\(2 + index)")
                 #expect(!body.contains("too many"), "\(body)")
             }
