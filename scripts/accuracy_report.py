@@ -33,6 +33,18 @@ ORDER = ["none", "app1.5", "app4", "app10", "port", "porttest", "delayed", "loss
 SHORT = {"differentiation": "diff", "no-differentiation": "none", "inconclusive": "inc", "blocked": "blocked"}
 
 
+def print_table(header, rows, markdown):
+    """Prints `rows` under `header`: a Markdown table, or columns padded to their widest cell."""
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+    else:
+        widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(len(header))]
+        render = lambda row: "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()  # noqa: E731
+        lines = [render(header), render(["-" * w for w in widths])] + [render(row) for row in rows]
+    print("\n".join(lines))
+
+
 def load(path):
     records = []
     with open(path) as handle:
@@ -87,14 +99,7 @@ def table(records, markdown):
             f"{statistics.median(times):.1f}" if times else "-",
             f"{statistics.median(sizes):.1f}" if sizes else "-",
         ])
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
-    else:
-        widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(len(header))]
-        render = lambda row: "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()  # noqa: E731
-        lines = [render(header), render(["-" * w for w in widths])] + [render(row) for row in rows]
-    print("\n".join(lines))
+    print_table(header, rows, markdown)
     tp, tn = totals["positive"], totals["negative"]
     if tp[1]:
         print(f"\nTrue-positive rate, all throttled conditions: {tp[0]}/{tp[1]} = {tp[0] / tp[1]:.3f} (goal >= 0.99)")
@@ -193,14 +198,7 @@ def adaptive_table(records, markdown):
             str(median([r["sensitiveDurationSeconds"] for r in valid])),
             f"{median([100 * r['slowdown'] for r in valid if r.get('slowdown') is not None], 0)} %",
         ])
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
-    else:
-        widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(len(header))]
-        render = lambda row: "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()  # noqa: E731
-        lines = [render(header), render(["-" * w for w in widths])] + [render(row) for row in rows]
-    print("\n".join(lines))
+    print_table(header, rows, markdown)
     print("\n(rate: detection rate where truth is positive, false-positive rate where truth is negative)")
     for key, goal, label in (("positive", ">= 0.95", "detection"), ("negative", "<= 0.01", "false positives"),
                              ("inconclusive", "<= 0.05", "inconclusive or error")):
@@ -273,14 +271,7 @@ def sensitive_table(records, markdown, rule=False):
             f"{median([r['sensitiveBytes'] / 1e6 for r in valid if r.get('sensitiveBytes')])}",
             f"{agree}/{len(valid)}",
         ])
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
-    else:
-        widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(len(header))]
-        render = lambda row: "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()  # noqa: E731
-        lines = [render(header), render(["-" * w for w in widths])] + [render(row) for row in rows]
-    print("\n".join(lines))
+    print_table(header, rows, markdown)
     print("\n(rate: detection rate where truth is diff, false-positive rate where truth is none)")
     for key in ("published", "sensitive") + (("margin rule",) if rule else ()):
         tp = totals.get((key, "positive"), [0, 0])
@@ -374,14 +365,7 @@ def change_table(records, markdown):
             f"{median([100 * x for x in throttled], 0)} %" if found else "-",
             f"{median([100 * x for x in other], 0)} %" if found else "-",
         ])
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
-    else:
-        widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(len(header))]
-        render = lambda row: "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()  # noqa: E731
-        lines = [render(header), render(["-" * w for w in widths])] + [render(row) for row in rows]
-    print("\n".join(lines))
+    print_table(header, rows, markdown)
     hit, runs = totals["expected"]
     if runs:
         print(f"\nchanges found in the right direction where the bed has one: {hit}/{runs} = {hit / runs:.3f}")
