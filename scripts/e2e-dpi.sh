@@ -9,9 +9,11 @@
 # The app is Pandora (one 368-byte HTTP request on port 80, C_1, then 1.9 MB); its request carries
 # "Host: mediaserver-cont-sv5-2-v4v6.pandora.com" and "GET /public/ads/…/movie.mp4".
 #   keyword  matched flows: "pandora.com" in a packet        -> rule C_1 [101,112) = "pandora.com", exactly
-#   port     every flow to server port 80 throttled            -> the search (forced: the test itself finds no
-#                                                                 differentiation, as both replays use port 80)
-#                                                                 ends with no content rule
+#   port     every flow to server port 80 throttled            -> the test finds no differentiation (both replays
+#                                                                 use port 80), and our server refuses even a
+#                                                                 forced search: a DPI search follows a test that
+#                                                                 found differentiation here (a hostile client's
+#                                                                 made-up rules are refused so)
 #   none     nothing throttled                                 -> no differentiation, no search
 #   two      one rule needing both "movie.mp4" and "pandora.com" in the same packet
 #                                                              -> matching bytes exactly the runs [47,56) and
@@ -160,8 +162,13 @@ run_case() {
             ;;
         port)
             bed MODE=port PORTS=80
-            output=$(wehe_dpi --no-confirmation --force-dpi) || { fail "port: wehe dpi failed"; return; }
-            check port "$output" no-content-rule 0 >&2 || FAILURES=$((FAILURES + 1))
+            if output=$(wehe_dpi --no-confirmation --force-dpi); then
+                fail "port: the server ran a search after a test without differentiation: $output"
+            elif grep -q "refused the DPI search: test .* found no differentiation" "$WORK/client.log"; then
+                log "PASS port: no differentiation, and the forced search was refused by the server"
+            else
+                fail "port: wehe dpi failed without the server's refusal (client log above)"
+            fi
             ;;
         none)
             bed MODE=none
