@@ -55,7 +55,8 @@ wehe-server serve --config /etc/wehe/server.json --replays $( [ "$prefix" = /usr
     --dashboard-port 0 --dashboard-token-file /tmp/operator.token >/tmp/server.out 2>/tmp/server.log &
 echo \$! >/tmp/server.pid
 for _ in \$(seq 600); do
-    grep -q "operator dashboard" /tmp/server.out 2>/dev/null && grep -q "wehe dashboard:" /tmp/dashboard.out && break
+    grep -q "operator dashboard" /tmp/server.out 2>/dev/null && grep -q "wehe-server: listening" /tmp/server.out \
+        && grep -q "wehe dashboard:" /tmp/dashboard.out && break
     sleep 0.1
 done
 grep -q "operator dashboard" /tmp/server.out || { cat /tmp/server.log; exit 1; }
