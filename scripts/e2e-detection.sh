@@ -2,7 +2,7 @@
 # e2e-detection.sh - end-to-end detection on the kernel testbed: the real wehe-server in the server namespace, the
 # real wehe client in the client namespace, a DPI or port shaper in between (scripts/testbed.sh). Root only.
 #
-#   scripts/e2e-detection.sh [case...]      cases: dpi none port delayed police udp-queue (default: the first five)
+#   scripts/e2e-detection.sh [case...]      cases: dpi none port delayed police udp-queue record (default: the first five)
 #
 # Cases and what must come out (each is one Wehe test; confirmation is off where differentiation is expected, so
 # that verdict comes from these samples, and on where none is expected, as in a user's test: on this 2-core machine
@@ -27,11 +27,19 @@
 #                                                                              datagrams, and the client's namespace
 #                                                                              sends no ICMP "port unreachable" (a
 #                                                                              stream to a closed, earlier port)
+#   record   (not in the default list; CI runs it on its own): a test made from a capture. Inside the bed, curl
+#            downloads RECORD_MB over TLS from openssl s_server with the server name RECORD_SNI, and a UDP stream
+#            (scripts/udp_stream.py) sends RECORD_UDP_KBIT to the client for 8 s after a hello naming
+#            RECORD_UDP_NAME; tcpdump captures both on the client's interface; `wehe record` turns each flow into a
+#            test (rectls, recudp) and wehe-server serves only those. A DPI throttle matching the name
+#                                                                           -> differentiation (throttled), each
+#            no throttle                                                   -> no differentiation, each
 # Each case also checks the middlebox's own counters (bytes in the throttled htb class), so a pass cannot come
 # from a shaper that did nothing (or a fail from one that did something else).
 #
 # Settings: APP=deezer PATTERN=dzcdn PORT_TEST=port80s RATE_KBIT=4000 PORT_RATE_KBIT=10000 LINK_KBIT=100000
 #           DELAYED_BYTES=1500000 POLICE_KBIT=46548 UDP_APP=skype UDP_PORT=63308 UDP_UPLINK_KBIT=450 UDP_QLIMIT=300000
+#           RECORD_SNI=video.wehe.test RECORD_MB=24 RECORD_UDP_NAME=voice.wehe.test RECORD_UDP_KBIT=4000
 #           BIN=.build/debug (built unless SKIP_BUILD=1) REPLAYS=../shared/replays TB=e2e KEEP=1 (keep logs)
 # Without root or the kernel features it prints why and exits 0 (skipped), or 1 when E2E_REQUIRED=1 (CI sets it,
 # so a machine that lost the testbed cannot pass by skipping); a failed case exits 1.
@@ -58,6 +66,10 @@ UDP_APP=${UDP_APP:-skype}
 UDP_PORT=${UDP_PORT:-63308}
 UDP_UPLINK_KBIT=${UDP_UPLINK_KBIT:-450}
 UDP_QLIMIT=${UDP_QLIMIT:-300000}
+RECORD_SNI=${RECORD_SNI:-video.wehe.test}
+RECORD_MB=${RECORD_MB:-24}
+RECORD_UDP_NAME=${RECORD_UDP_NAME:-voice.wehe.test}
+RECORD_UDP_KBIT=${RECORD_UDP_KBIT:-4000}
 BIN=${BIN:-$ROOT/.build/debug}
 REPLAYS=${REPLAYS:-$ROOT/../shared/replays}
 CASES=("$@")
@@ -194,6 +206,79 @@ udp_queue_case() {
     fi
 }
 
+# The record case: capture a TLS download and a UDP stream in the bed, make tests of them, replay them (see the header).
+record_case() {
+    local rec=$WORK/recorded pcap=$WORK/recorded.pcap waited=0 result
+    env MODE=none LINK_KBIT="$LINK_KBIT" "$SCRIPTS/testbed.sh" up
+    mkdir -p "$WORK/origin" "$rec"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$RECORD_SNI" -keyout "$WORK/origin/key.pem" \
+        -out "$WORK/origin/cert.pem" 2>/dev/null
+    head -c "$((RECORD_MB * 1000000))" /dev/urandom >"$WORK/origin/blob.bin"
+    (cd "$WORK/origin" && exec "$SCRIPTS/testbed.sh" exec s openssl s_server -quiet -WWW -accept 443 \
+        -cert cert.pem -key key.pem) >>"$WORK/origin.log" 2>&1 &
+    "$SCRIPTS/testbed.sh" exec s python3 "$SCRIPTS/udp_stream.py" serve --port 5004 --name "$RECORD_UDP_NAME" \
+        --kbit "$RECORD_UDP_KBIT" --seconds 8 >>"$WORK/origin.log" 2>&1 &
+    until "$SCRIPTS/testbed.sh" exec s ss -Hltn 'sport = :443' 2>/dev/null | grep -q . &&
+        "$SCRIPTS/testbed.sh" exec s ss -Hlun 'sport = :5004' 2>/dev/null | grep -q .; do
+        sleep 0.2
+        waited=$((waited + 1))
+        [ "$waited" -lt 150 ] || { log "FAIL record: the origin servers did not start"; tail "$WORK/origin.log" >&2; FAILURES=$((FAILURES + 1)); return; }
+    done
+    "$SCRIPTS/testbed.sh" exec c tcpdump -i c0 -U -s 0 -w "$pcap" host 198.18.2.2 2>"$WORK/tcpdump.log" &
+    local capture=$!
+    waited=0
+    until grep -q "listening on" "$WORK/tcpdump.log" 2>/dev/null; do
+        sleep 0.1
+        waited=$((waited + 1))
+        [ "$waited" -lt 100 ] || { log "FAIL record: tcpdump did not start"; cat "$WORK/tcpdump.log" >&2; FAILURES=$((FAILURES + 1)); return; }
+    done
+    # The download is paced by the reader (curl's rate limit), as a video player paces its buffer.
+    "$SCRIPTS/testbed.sh" exec c curl -sS --http1.1 -k --limit-rate 2500K \
+        --resolve "$RECORD_SNI:443:198.18.2.2" -o /dev/null -w 'curl: %{size_download} bytes in %{time_total} s\n' \
+        "https://$RECORD_SNI/blob.bin" >&2 || { log "FAIL record: the TLS download failed"; FAILURES=$((FAILURES + 1)); }
+    "$SCRIPTS/testbed.sh" exec c python3 "$SCRIPTS/udp_stream.py" fetch --server 198.18.2.2 --port 5004 \
+        --name "$RECORD_UDP_NAME" --seconds 9 >&2 || { log "FAIL record: the UDP stream failed"; FAILURES=$((FAILURES + 1)); }
+    kill -INT "$capture" 2>/dev/null || true
+    wait "$capture" 2>/dev/null || true
+    log "captured $(stat -c %s "$pcap") bytes; $(tail -2 "$WORK/tcpdump.log" | tr '\n' ' ')"
+    "$BIN/wehe" record --pcap "$pcap" --client 198.18.1.2 --id rectls --name "Recorded TLS" --category VIDEO \
+        --server-name "$RECORD_SNI" --transport tcp --output "$rec" >"$WORK/record-tls.txt" 2>&1 ||
+        { log "FAIL record: wehe record (TLS) failed:"; cat "$WORK/record-tls.txt" >&2; FAILURES=$((FAILURES + 1)); return; }
+    "$BIN/wehe" record --pcap "$pcap" --client 198.18.1.2 --id recudp --name "Recorded UDP" --category OTHER \
+        --port 5004 --transport udp --output "$rec" >"$WORK/record-udp.txt" 2>&1 ||
+        { log "FAIL record: wehe record (UDP) failed:"; cat "$WORK/record-udp.txt" >&2; FAILURES=$((FAILURES + 1)); return; }
+    log "wehe record wrote: $(cd "$rec" && ls | tr '\n' ' ')"
+    # The replays of the recorded tests only, from here on.
+    local published=$REPLAYS
+    REPLAYS=$rec
+    bed MODE=dpi PATTERN="$RECORD_SNI" RATE_KBIT=4000
+    if result=$(wehe_test rectls); then
+        expect record-dpi rectls "$result" differentiation throttled
+        expect_class record-dpi min
+    else
+        log "FAIL record-dpi: wehe run rectls failed"; FAILURES=$((FAILURES + 1))
+    fi
+    bed MODE=none
+    if result=$(wehe_test rectls confirm); then
+        expect record-none rectls "$result" no-differentiation
+    else
+        log "FAIL record-none: wehe run rectls failed"; FAILURES=$((FAILURES + 1))
+    fi
+    bed MODE=dpi PATTERN="$RECORD_UDP_NAME" RATE_KBIT=1000
+    if result=$(wehe_test recudp); then
+        expect record-udp-dpi recudp "$result" differentiation throttled
+    else
+        log "FAIL record-udp-dpi: wehe run recudp failed"; FAILURES=$((FAILURES + 1))
+    fi
+    bed MODE=none
+    if result=$(wehe_test recudp confirm); then
+        expect record-udp-none recudp "$result" no-differentiation
+    else
+        log "FAIL record-udp-none: wehe run recudp failed"; FAILURES=$((FAILURES + 1))
+    fi
+    REPLAYS=$published
+}
+
 run_case() {
     local started result
     started=$(date +%s)
@@ -245,7 +330,8 @@ run_case() {
             expect_drops police
             ;;
         udp-queue) udp_queue_case ;;
-        *) log "unknown case $1 (dpi, none, port, delayed, police, udp-queue)"; exit 2 ;;
+        record) record_case ;;
+        *) log "unknown case $1 (dpi, none, port, delayed, police, udp-queue, record)"; exit 2 ;;
     esac
     log "case $1 took $(($(date +%s) - started)) s"
 }
