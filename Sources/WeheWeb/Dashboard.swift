@@ -81,6 +81,7 @@ package struct Dashboard: Sendable {
             let id = context.parameters.get("id") ?? ""
             return await data(request, operatorPage: false) { info in try await runJSON(info, id: id) }
         }
+        addTimelineRoutes(to: router)
         router.get(RouterPath(base + "/static/:file")) { request, context in
             staticFile(context.parameters.get("file") ?? "")
         }

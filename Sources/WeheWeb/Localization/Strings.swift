@@ -10,7 +10,7 @@ package struct Strings: Sendable {
     /// The table of `language`.
     package init(_ language: Language) {
         self.language = language
-        self.table = language == .french ? Self.french : Self.english
+        self.table = language == .french ? Self.allFrench : Self.allEnglish
     }
 
     /// The text of `key` (the key itself if missing, so a gap is visible rather than blank).

@@ -29,7 +29,7 @@ struct Chrome {
 
     /// Which navigation entry is current.
     enum Section {
-        case history, run, operatorOverview, findings, dpi, none
+        case history, run, timeline, operatorOverview, findings, dpi, none
     }
 
     init(
@@ -55,6 +55,9 @@ struct Chrome {
             nav = [
                 Link(href: basePath + "/" + suffix, label: strings["nav_history"], current: section == .history),
                 Link(href: basePath + "/run" + suffix, label: strings["nav_run"], current: section == .run),
+                Link(
+                    href: basePath + "/timeline" + suffix, label: strings["nav_timeline"],
+                    current: section == .timeline),
             ]
         }
         languages = Language.allCases.map {
