@@ -24,9 +24,15 @@ public struct RecordingWriter: Sendable {
     /// Writes every file; returns the paths written.
     @discardableResult
     public func write(_ recording: Recording) throws(WeheRecordError) -> [String] {
-        if mkdir(directory, 0o755) != 0, errno != EEXIST {
-            throw WeheRecordError(
-                .writeFailed, "cannot create \(directory): \(String(cString: strerror(errno)))")
+        // Each missing parent too, as `mkdir -p` does: the default (~/.local/share/wehe/recordings) may be the
+        // first thing written under ~/.local/share.
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+                throw WeheRecordError(
+                    .writeFailed, "cannot create \(prefix): \(String(cString: strerror(errno)))")
+            }
         }
         let catalogPath = path("apps_list.json")
         if access(catalogPath, F_OK) != 0, access(path("app_list.json"), F_OK) == 0 {

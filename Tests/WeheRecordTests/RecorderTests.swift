@@ -134,6 +134,33 @@ struct RecorderTests {
         #expect(try library.catalog().entries.map(\.id) == ["other", "web"])
     }
 
+    @Test("the writer creates missing parent folders (the default recordings folder), and the test joins a catalog")
+    func writtenIntoRecordings() throws {
+        let recording = try Fixture.record(
+            Self.httpCapture(link: .linuxSLL), options: RecordingOptions(client: "192.168.1.23", id: "web"))
+        let home = TestResources.temporaryDirectory("wehe-record-home")
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let recordings = home + "/.local/share/wehe/recordings"
+        try RecordingWriter(directory: recordings).write(recording)
+        // Another folder's catalog, as the installed traces are, with the recordings joined to it.
+        let installed = home + "/installed"
+        try FileManager.default.createDirectory(atPath: installed, withIntermediateDirectories: true)
+        try Data(
+            #"{"apps": [{"name": "Other", "size": 1, "time": 1, "image": "other", "datafile": "o.json", "randomdatafile": "r.json", "category": "VIDEO"}]}"#
+                .utf8
+        ).write(to: URL(fileURLWithPath: installed + "/apps_list.json"))
+        let library = ReplayLibrary(directory: installed, additionalDirectories: [recordings, home + "/missing"])
+        #expect(library.additionalDirectories == [recordings])
+        let catalog = try library.catalog()
+        #expect(catalog.entries.map(\.id) == ["other", "web"])
+        #expect(catalog.entries.map(\.recorded) == [false, true])
+        let entry = try #require(catalog.entry(named: "web"))
+        #expect(library.path(of: entry.originalFile) == recordings + "/" + entry.originalFile)
+        #expect(try library.trace(file: entry.originalFile) == recording.client)
+        #expect(try library.serverTrace(for: entry.originalFile, client: recording.client) == recording.server)
+        #expect(try library.clientTraceFiles().contains(entry.originalFile))
+    }
+
     @Test("TLS over IPv6 (Linux cooked v2, pcapng): the server name, record sizes, and --server-name")
     func tlsTrace() throws {
         let phone = SyntheticCapture.Endpoint("2001:db8::23", 50001)

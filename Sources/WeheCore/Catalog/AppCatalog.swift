@@ -60,6 +60,9 @@ public struct CatalogEntry: Sendable, Hashable, Codable {
     public var englishOnly: Bool
     /// Hidden in the app list (iOS catalogs).
     public var hidden: Bool
+    /// Made by the user with `wehe record` (`"recorded": true` in `apps_list.json`), not by the Wehe team: lists
+    /// show such tests apart, and a server may not have their traces.
+    public var recorded: Bool = false
 
     /// Creates an entry.
     public init(

@@ -59,6 +59,8 @@ package struct LaunchableTest: Sendable, Hashable, Codable {
     package var durationSeconds: Double?
     /// About how much data the whole test moves (both replays, both directions), MB, when known.
     package var sizeMB: Double?
+    /// Made by the user with `wehe record`: the grid shows such tests under "My recordings".
+    package var recorded: Bool = false
 
     /// Creates an entry.
     package init(id: String, name: String, category: String, durationSeconds: Double? = nil, sizeMB: Double? = nil) {

@@ -58,12 +58,16 @@ extension Dashboard {
             let option = RunOption(
                 id: test.id, name: test.name, initial: AppNames.initial(of: test.name),
                 hue: AppNames.hue(of: test.name) / 30, checked: false, cost: cost, hasCost: !cost.isEmpty)
-            if let index = groups.firstIndex(where: { $0.name == test.category }) {
+            // The user's own recordings form one group, after the catalog's.
+            let group = test.recorded ? strings["run_group_recordings"] : test.category
+            if let index = groups.firstIndex(where: { $0.name == group }) {
                 groups[index].options.append(option)
             } else {
-                groups.append(RunGroup(name: test.category, options: [option]))
+                groups.append(RunGroup(name: group, options: [option]))
             }
         }
+        let recordings = strings["run_group_recordings"]
+        groups = groups.filter { $0.name != recordings } + groups.filter { $0.name == recordings }
         if !groups.isEmpty, !groups[0].options.isEmpty { groups[0].options[0].checked = true }
         let recent = await registry.allRuns().map { run in
             RunListItem(

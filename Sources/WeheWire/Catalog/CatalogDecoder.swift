@@ -64,7 +64,7 @@ public struct CatalogDecoder: Sendable {
             throw WeheWireError(
                 .unexpectedStructure, "app test has no 'randomdatafile'", entry: index, field: "randomdatafile")
         }
-        return CatalogEntry(
+        var entry = CatalogEntry(
             id: id,
             name: name,
             image: image,
@@ -76,6 +76,8 @@ public struct CatalogDecoder: Sendable {
             frenchOnly: try flag(app, "frenchOnly", index: index),
             englishOnly: try flag(app, "englishOnly", index: index)
         )
+        entry.recorded = try flag(app, "recorded", index: index)
+        return entry
     }
 
     private func iosEntry(_ app: JSONValue, index: Int) throws(WeheWireError) -> CatalogEntry {

@@ -20,36 +20,75 @@ public struct ReplayLibrary: Sendable {
 
     /// The directory.
     public let directory: String
+    /// Directories whose tests join the directory's own: the user's recordings (`wehe record`), so that a recorded
+    /// test runs beside the installed catalog without copying either. A test id the directory's catalog already has
+    /// keeps the directory's entry.
+    public let additionalDirectories: [String]
     /// Reader used for every file (holds the size limit).
     public var reader: ReplayFileReader
 
     /// Opens a directory (nothing is read until asked).
-    public init(directory: String, reader: ReplayFileReader = ReplayFileReader()) {
+    /// - Parameters:
+    ///   - directory: the replay directory.
+    ///   - additionalDirectories: directories whose catalogs and traces join it (missing ones are skipped).
+    ///   - reader: the reader for every file.
+    public init(
+        directory: String, additionalDirectories: [String] = [], reader: ReplayFileReader = ReplayFileReader()
+    ) {
         self.directory = directory
+        self.additionalDirectories = additionalDirectories.filter { $0 != directory && Self.isDirectory($0) }
         self.reader = reader
     }
 
-    /// Full path of a file in the library.
+    /// Full path of a file in the library: in the directory, else in the first additional directory holding it
+    /// (a name no directory holds gets the directory's path, which errors then name).
     public func path(of file: String) -> String {
+        let own = Self.join(directory, file)
+        if additionalDirectories.isEmpty || access(own, F_OK) == 0 { return own }
+        for other in additionalDirectories where access(Self.join(other, file), F_OK) == 0 {
+            return Self.join(other, file)
+        }
+        return own
+    }
+
+    static func join(_ directory: String, _ file: String) -> String {
         directory.hasSuffix("/") ? directory + file : directory + "/" + file
     }
 
     /// The catalog file present in the directory, if any.
     public func catalogFileName() -> String? {
-        Self.catalogNames.first { access(path(of: $0), F_OK) == 0 }
+        Self.catalogNames.first { access(Self.join(directory, $0), F_OK) == 0 }
     }
 
-    /// Loads the catalog.
-    /// - Throws: `WeheWireError` naming the file; `.unreadable` when there is none.
+    /// Loads the catalog: the directory's, followed by the entries of the additional directories' catalogs whose
+    /// ids it does not have.
+    /// - Throws: `WeheWireError` naming the file; `.unreadable` when no directory has a catalog.
     public func catalog() throws(WeheWireError) -> AppCatalog {
-        guard let name = catalogFileName() else {
+        var merged: AppCatalog?
+        if let name = catalogFileName() {
+            merged = try Self.catalog(at: Self.join(directory, name), reader: reader)
+        }
+        for other in additionalDirectories {
+            guard let name = Self.catalogNames.first(where: { access(Self.join(other, $0), F_OK) == 0 }) else {
+                continue
+            }
+            let extra = try Self.catalog(at: Self.join(other, name), reader: reader)
+            guard var catalog = merged else {
+                merged = extra
+                continue
+            }
+            let known = Set(catalog.entries.map { $0.id.lowercased() })
+            catalog.entries += extra.entries.filter { !known.contains($0.id.lowercased()) }
+            merged = catalog
+        }
+        guard let merged else {
             throw WeheWireError(
                 .unreadable,
                 "no catalog (\(Self.catalogNames.joined(separator: " or "))) in this directory",
                 file: directory
             )
         }
-        return try Self.catalog(at: path(of: name), reader: reader)
+        return merged
     }
 
     /// Loads a catalog file.
@@ -97,9 +136,13 @@ public struct ReplayLibrary: Sendable {
         }
     }
 
-    /// File names of every client trace in the directory, sorted.
+    /// File names of every client trace in the directory and the additional ones, sorted.
     public func clientTraceFiles() throws(WeheWireError) -> [String] {
-        try Self.listDirectory(directory).filter { $0.hasSuffix(Self.clientTraceSuffix) }.sorted()
+        var names = Set(try Self.listDirectory(directory).filter { $0.hasSuffix(Self.clientTraceSuffix) })
+        for other in additionalDirectories {
+            names.formUnion(((try? Self.listDirectory(other)) ?? []).filter { $0.hasSuffix(Self.clientTraceSuffix) })
+        }
+        return names.sorted()
     }
 
     /// Lists a directory's entries.

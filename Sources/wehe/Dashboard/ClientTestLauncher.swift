@@ -17,6 +17,8 @@ struct ClientTestLauncher: TestLauncher {
     let setup: ClientSetup
     /// The replay directory, when one was found.
     let replayDirectory: String?
+    /// Directories whose tests join it: the user's recordings.
+    var additionalDirectories: [String] = []
     /// The history the results are stored in.
     let store: any ResultStore
     /// Messages in the person's language.
@@ -31,10 +33,12 @@ struct ClientTestLauncher: TestLauncher {
             let cost = (try? ReplayClient.Test.load(entry.id, from: library, catalog: catalog)).map {
                 TestCost.of($0, mode: .published(confirmation: false))
             }
-            return LaunchableTest(
+            var test = LaunchableTest(
                 id: entry.id, name: entry.name,
                 category: entry.category.rawValue.lowercased().replacingOccurrences(of: "_", with: " "),
                 durationSeconds: cost?.seconds, sizeMB: cost.map { Double($0.bytes) / 1_000_000 })
+            test.recorded = entry.recorded
+            return test
         }
     }
 
@@ -115,7 +119,7 @@ struct ClientTestLauncher: TestLauncher {
             throw CLIError(
                 code: .missingInput, "no replay directory was found; restart `wehe dashboard` with --replays <dir>")
         }
-        return ReplayLibrary(directory: replayDirectory)
+        return ReplayLibrary(directory: replayDirectory, additionalDirectories: additionalDirectories)
     }
 
     /// Translates client events into the dashboard's progress events.

@@ -46,13 +46,16 @@ struct DashboardCommand: AsyncParsableCommand {
         if options.acceptConsent {
             try Consent.ensure(&settings, accept: true, strings: strings, directory: directory)
         }
-        let replayDirectory = try? replays.resolved()
-        let catalog = replayDirectory.flatMap { try? ReplayLibrary(directory: $0).catalog() }
+        // The catalog with the user's recordings (`wehe record`), as `wehe run` reads it.
+        let library = try? replays.library()
+        let replayDirectory = library?.directory
+        let catalog = try? library?.catalog()
         let logger = Logger(label: "wehe.dashboard")
         let history = try await History.open(directory)
-        let launcher = ClientTestLauncher(
+        var launcher = ClientTestLauncher(
             directory: directory, initialSettings: settings, setup: connection.setup(options),
             replayDirectory: replayDirectory, store: history, strings: strings)
+        launcher.additionalDirectories = library?.additionalDirectories ?? []
         do {
             let dashboard = try Dashboard(
                 configuration: DashboardConfiguration(

@@ -25,7 +25,13 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds of live capture.") var seconds: Double = 30
     @Option(name: .long, help: "The recording device's address as the capture shows it.") var client: String
     @Option(name: .long, help: "Test id: letters and digits (what wehe run takes).") var id: String
-    @Option(name: .long, help: "Replay directory to write into (created; an apps_list.json there is extended).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Replay directory to write into (created; an apps_list.json there is extended).",
+            discussion:
+                "Default: your recordings ($WEHE_RECORDINGS, else ~/.local/share/wehe/recordings), which wehe run, "
+                + "wehe replays list and wehe dashboard read beside the catalog."))
     var output: String?
     @Option(name: .long, help: "Display name of the test (default: the id).") var name: String?
     @Option(name: .long, help: "Catalog category: VIDEO, MUSIC, CONFERENCING or OTHER.") var category: String = "OTHER"
@@ -46,7 +52,9 @@ struct RecordCommand: AsyncParsableCommand {
         if (pcap == nil) == (interface == nil) {
             throw ValidationError("give either --pcap <file> or --interface <name>")
         }
-        if output == nil, !reportOnly { throw ValidationError("give --output <dir> (or --report-only)") }
+        if output == nil, !reportOnly, ReplayDirectoryOption.recordingsDirectory() == nil {
+            throw ValidationError("give --output <dir> (or --report-only): no HOME for the default recordings folder")
+        }
         if AppCategory(rawValue: category.uppercased()) == nil {
             throw ValidationError("--category must be VIDEO, MUSIC, CONFERENCING or OTHER")
         }
@@ -78,10 +86,15 @@ struct RecordCommand: AsyncParsableCommand {
             } else {
                 recording = try recorder.record(interface: interface ?? "", seconds: seconds)
             }
-            if let output, !reportOnly {
+            if let output = output ?? ReplayDirectoryOption.recordingsDirectory(), !reportOnly {
                 recording.report.files = try RecordingWriter(directory: output).write(recording)
             }
             print(json ? recording.report.json.serialized() : recording.report.text)
+            if !json, !reportOnly, !recording.report.files.isEmpty {
+                // Only the default folder joins the catalog by itself; another one is named with --replays.
+                let elsewhere = output.map { " --replays \($0)" } ?? ""
+                print("\nRun it: wehe run \(id)\(elsewhere)   (on a server that has it; see Docs/recording.md)")
+            }
         } catch {
             throw CLIError(code: Self.exitCode(error.code), error.message).exit()
         }

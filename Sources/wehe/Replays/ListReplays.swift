@@ -10,8 +10,8 @@ struct ListReplays: AsyncParsableCommand {
     @Flag(name: .long, help: "Print one JSON array instead of a table.") var json = false
 
     func run() async throws {
-        let directory = try replays.resolved()
-        let library = ReplayLibrary(directory: directory)
+        let library = try replays.library()
+        let directory = library.directory
         let catalog: AppCatalog
         do {
             catalog = try library.catalog()
@@ -36,27 +36,41 @@ struct ListReplays: AsyncParsableCommand {
                     ("originalFile", .string(entry.originalFile)),
                     ("controlFile", catalog.controlFile(for: entry).map { .string($0) } ?? .null),
                     ("available", .bool(available(entry))),
+                    ("recorded", .bool(entry.recorded)),
                 ])
             }
             print(JSONValue.array(items).serialized())
             return
         }
-        let rows = catalog.entries.map { entry in
-            [
-                entry.id,
-                entry.name,
-                entry.category.rawValue.lowercased().replacingUnderscores(),
-                Terminal.format(entry.durationSeconds, decimals: 0) + " s",
-                entry.sizeMB.map { Terminal.format($0, decimals: 0) + " MB" } ?? "",
-                available(entry) ? "yes" : "missing",
-            ]
+        func rows(_ entries: [CatalogEntry]) -> [[String]] {
+            entries.map { entry in
+                [
+                    entry.id,
+                    entry.name,
+                    entry.category.rawValue.lowercased().replacingUnderscores(),
+                    Terminal.format(entry.durationSeconds, decimals: 0) + " s",
+                    entry.sizeMB.map { Terminal.format($0, decimals: 0) + " MB" } ?? "",
+                    available(entry) ? "yes" : "missing",
+                ]
+            }
         }
-        print(
-            Terminal.table(
-                header: ["ID", "NAME", "CATEGORY", "TIME", "SIZE", "TRACES"], rows: rows, rightAligned: [3, 4]))
+        let header = ["ID", "NAME", "CATEGORY", "TIME", "SIZE", "TRACES"]
+        // The Wehe team's tests first; the user's own recordings apart, since a server may not have them.
+        let published = catalog.entries.filter { !$0.recorded }
+        let recorded = catalog.entries.filter(\.recorded)
+        if !published.isEmpty {
+            print(Terminal.table(header: header, rows: rows(published), rightAligned: [3, 4]))
+        }
+        if !recorded.isEmpty {
+            print((published.isEmpty ? "" : "\n") + "Your recordings (wehe record)")
+            print(Terminal.table(header: header, rows: rows(recorded), rightAligned: [3, 4]))
+        }
         let missing = catalog.entries.filter { !available($0) }.count
+        let places = ([directory] + library.additionalDirectories).joined(separator: " and ")
         print(
-            "\n\(catalog.entries.count) tests in \(directory)" + (missing > 0 ? "; \(missing) without trace files" : "")
+            "\n\(published.count) tests"
+                + (recorded.isEmpty ? "" : " and \(recorded.count) of your recordings") + " in \(places)"
+                + (missing > 0 ? "; \(missing) without trace files" : "")
         )
     }
 }

@@ -20,7 +20,7 @@ struct ShowReplay: AsyncParsableCommand {
             if test.hasSuffix(".json") {
                 traces.append(("trace", test, try ReplayLibrary.trace(at: test)))
             } else {
-                let library = ReplayLibrary(directory: try replays.resolved())
+                let library = try replays.library()
                 let catalog = try library.catalog()
                 guard let entry = catalog.entry(named: test) else {
                     throw CLIError(

@@ -92,7 +92,7 @@ struct RunCommand: AsyncParsableCommand {
             // What the person typed is checked first (a mistyped test name gets its answer at once), then whether
             // the data directory can record anything, and only then is consent asked.
             let replayDirectory = try replays.resolved()
-            let library = ReplayLibrary(directory: replayDirectory)
+            let library = try replays.library()
             let catalog = try TestSelection.catalog(library)
             let selected = try TestSelection.load(ids(library, catalog), from: library, catalog: catalog)
             try directory.ensureUsable(strings)

@@ -16,10 +16,30 @@ struct ReplayDirectoryOption: ParsableArguments {
             "Directory of replay traces and their catalog.",
             discussion:
                 "Default: $WEHE_REPLAYS, else ~/.local/share/wehe/replays, else ./replays, else ../shared/replays, "
-                + "else the installed traces (/usr/share/wehe/replays, or share/wehe/replays beside bin/)."
+                + "else the installed traces (/usr/share/wehe/replays, or share/wehe/replays beside bin/). "
+                + "Without --replays, your recordings ($WEHE_RECORDINGS, else ~/.local/share/wehe/recordings) join them."
         )
     )
     var directory: String?
+
+    /// The library of traces a command uses: the resolved directory and, unless `--replays` named one, the user's
+    /// recordings (`recordingsDirectory`), so that a test made with `wehe record` runs beside the installed catalog.
+    func library() throws -> ReplayLibrary {
+        let directory = try resolved()
+        guard self.directory == nil, let recordings = Self.recordingsDirectory() else {
+            return ReplayLibrary(directory: directory)
+        }
+        return ReplayLibrary(directory: directory, additionalDirectories: [recordings])
+    }
+
+    /// Where `wehe record` writes by default and where every command finds the user's recorded tests:
+    /// `$WEHE_RECORDINGS`, else `~/.local/share/wehe/recordings`.
+    static func recordingsDirectory() -> String? {
+        if let fromEnvironment = getenv("WEHE_RECORDINGS").map({ String(cString: $0) }), !fromEnvironment.isEmpty {
+            return fromEnvironment
+        }
+        return getenv("HOME").map { String(cString: $0) + "/.local/share/wehe/recordings" }
+    }
 
     /// The directory to use, by the documented order of preference.
     func resolved() throws -> String {

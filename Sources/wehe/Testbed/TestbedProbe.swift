@@ -67,7 +67,7 @@ struct TestbedProbe: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let library = ReplayLibrary(directory: try replays.resolved())
+            let library = try replays.library()
             let catalog: AppCatalog
             do {
                 catalog = try library.catalog()
