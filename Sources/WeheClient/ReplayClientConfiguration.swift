@@ -56,6 +56,8 @@ public struct ReplayClientConfiguration: Sendable {
     public var providerName: String?
     /// Finds the link kind towards the server; `nil` records `unknown`.
     public var linkKindDetector: LinkKindDetector? = LinkKindDetector()
+    /// Recorded tests sent to a server that does not have them; `nil` sends none.
+    public var clientTraceUpload: ClientTraceUpload?
 
     /// Creates a configuration with the published clients' defaults.
     public init(

@@ -34,6 +34,8 @@ public struct ReplayClientError: Error, Sendable, Hashable, CustomStringConverti
         public static let storeFailed = Code(name: "storeFailed")
         /// The test was cancelled (Ctrl-C).
         public static let cancelled = Code(name: "cancelled")
+        /// The server does not have a recorded test and would not take it from the client (`ClientTraceUpload`).
+        public static let clientTracesRefused = Code(name: "clientTracesRefused")
         /// The name of the code.
         public var description: String { name }
     }

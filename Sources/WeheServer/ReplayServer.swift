@@ -177,9 +177,12 @@ package final class ReplayServer: Service, Sendable {
         let tcpMap = ports.tcp
         let udpMap = ports.udp
         let portMap = catalogue.portMap(tcpPort: { tcpMap[$0] }, udpPort: { udpMap[$0] })
+        let clientTraces = configuration.clientTraces.map {
+            ClientTraceStore(policy: $0, catalogue: catalogue, tcpPorts: tcpMap, udpPorts: udpMap)
+        }
         let context = ServerContext(
             configuration: configuration, catalogue: catalogue, portMapBody: portMap.body, limiter: connectionLimiter,
-            seams: protocolSeams)
+            seams: protocolSeams, clientTraces: clientTraces)
         let openFiles = configuration.openFileLimit()
         let shares = ConnectionLimiter.Pool.allCases.map { "\($0.rawValue) \(connectionLimiter.share($0))" }
         logger.notice(

@@ -188,6 +188,9 @@ package struct ReplayServerConfiguration: Sendable {
     /// Probes each original TCP replay for WeHeY's blind spot (`MergePointProber`); `nil` (the
     /// default) sends no probes.
     package var mergePointProbe: MergePointProbeSettings?
+    /// Recorded tests clients may bring when the server does not have them (`--accept-client-traces`,
+    /// `ClientTraceStore`); `nil` (the default) refuses every upload.
+    package var clientTraces: ClientTracePolicy?
     /// Where results go.
     package var store: any ResultStore
     /// Prometheus registry served at `/metrics`; `nil` disables the endpoint.

@@ -218,6 +218,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Limits")
     var limits: LimitOptions
 
+    @OptionGroup(title: "Recorded tests clients bring")
+    var clientTraces: ClientTraceOptions
+
     @OptionGroup(title: "Result store")
     var results: ResultStoreOptions
 
@@ -331,6 +334,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--merge-point-ttl is used only with --merge-point-probe")
         }
         configuration.metricsRegistry = registry
+        try clientTraces.apply(to: &configuration, configFile: config)
         if let path = archive ?? file.archive ?? ProcessInfo.processInfo.environment["WEHE_ARCHIVE"], !path.isEmpty {
             configuration.archive = ArchiveWriter(
                 directory: path, uuidPrefix: archiveUUIDPrefix ?? file.archiveUUIDPrefix ?? "wehe", logger: logger)

@@ -36,7 +36,21 @@ struct ReplaySession: Sendable {
     /// adaptive verdict's rounds, which no server analyses, keep their measurement.
     var keepsRefusedSamples = false
 
+    /// Runs the replay. A recorded test the server does not have (`0;1`) is uploaded once
+    /// (`ReplayClientConfiguration.clientTraceUpload`) and declared again.
     func run() async throws(ReplayClientError) -> Outcome {
+        do {
+            return try await runOnce()
+        } catch let error where error.denial == .unknownReplay {
+            guard let upload = configuration.clientTraceUpload, upload.files[trace.name] != nil else { throw error }
+            try await upload.upload(
+                replayName: trace.name, userID: declaration.userID, host: serverAddress, configuration: configuration,
+                tls: tls)
+            return try await runOnce()
+        }
+    }
+
+    private func runOnce() async throws(ReplayClientError) -> Outcome {
         let tracker = UDPFlowTracker()
         let timing = configuration.timing
         let connection = try await SideChannelConnection.connect(

@@ -73,6 +73,7 @@ enum AnalyzerHTTP {
         }
         router.get("/Results", use: handler)
         router.post("/Results", use: handler)
+        addClientTraceRoutes(to: router, api: api)
         // Liveness and readiness (a fleet's orchestrator): 200 while serving, 503 once draining for shutdown.
         router.get("/healthz") { _, _ -> Response in
             let draining = api.context.isDraining

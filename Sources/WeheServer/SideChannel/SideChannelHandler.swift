@@ -57,7 +57,8 @@ struct SideChannelHandler {
                 logger[metadataKey: "wehe.test"] = "\(parsed.replayKey)"
                 logger[metadataKey: "wehe.replay.name"] = "\(parsed.replayName)"
                 let replay = try await changedReplay(
-                    named: parsed.replayName, changeSpec: try await reader.next(), notifier: notifier, logger: logger)
+                    named: parsed.replayName, changeSpec: try await reader.next(), notifier: notifier, logger: logger,
+                    uploader: (parsed.userID, peer))
                 firstDeadline.cancel()
                 declared()
                 session = try await admit(parsed, replay: replay, peer: peer, notifier: notifier, logger: logger)
@@ -81,10 +82,14 @@ struct SideChannelHandler {
 
     /// The declared replay with the change spec applied (protocol.md 5.2 #2, `ServerPacketChange`). A spec that does
     /// not parse or does not fit the replay's server packets is refused with `0;5;<why>` and the connection closed.
+    /// A name the catalogue does not have may be a recorded test `uploader` brought (`ClientTraceStore`).
     private func changedReplay(
-        named name: String, changeSpec body: [UInt8], notifier: SideChannelNotifier, logger: Logger
+        named name: String, changeSpec body: [UInt8], notifier: SideChannelNotifier, logger: Logger,
+        uploader: (userID: String, address: String)
     ) async throws -> LoadedReplay? {
-        let replay = context.catalogue.replay(named: name)
+        let replay =
+            context.catalogue.replay(named: name)
+            ?? context.clientTraces?.take(name: name, userID: uploader.userID, address: uploader.address)
         do {
             guard let change = try ServerPacketChange.parse(body), let replay else { return replay }
             let changed = try replay.applying(change)
@@ -240,7 +245,10 @@ struct SideChannelHandler {
         // The replay window (grant to DONE) on the server's clock: it contains the whole replay (SampleBound).
         let windowStart = ContinuousClock.now
         session.markReady()
-        try await notifier.send(context.portMapBody)
+        // A client-brought test's flows are not in the catalogue's port map: it gets its own.
+        let uploaded = context.catalogue.replay(named: session.replay.name) == nil
+        let ownMap = uploaded ? context.clientTraces?.portMapBody(for: session.replay) : nil
+        try await notifier.send(ownMap ?? context.portMapBody)
         try await notifier.send(String(session.replay.senderCount))
         await context.seams.senderCountSent(session)
         let progressTimeout = limits.progressTimeout

@@ -37,14 +37,17 @@ final class ServerContext: Sendable {
     let filler: ByteBuffer
     /// Test seams inside the protocol exchange (empty in a real server).
     let seams: ProtocolSeams
+    /// Recorded tests uploaded by clients (`--accept-client-traces`); `nil` when off.
+    let clientTraces: ClientTraceStore?
     private let draining = Atomic<Bool>(false)
     private let resultsRequested = Mutex<ContinuousClock.Instant?>(nil)
 
     init(
         configuration: ReplayServerConfiguration, catalogue: ReplayCatalogue, portMapBody: String,
-        limiter: ConnectionLimiter, seams: ProtocolSeams = ProtocolSeams()
+        limiter: ConnectionLimiter, seams: ProtocolSeams = ProtocolSeams(), clientTraces: ClientTraceStore? = nil
     ) {
         self.seams = seams
+        self.clientTraces = clientTraces
         self.configuration = configuration
         self.catalogue = catalogue
         self.portMapBody = portMapBody

@@ -23,6 +23,7 @@ extension CLIError {
         case .missingTrace: code = .missingInput
         case .storeFailed: code = .storeFailed
         case .cancelled: code = .interrupted
+        case .clientTracesRefused: code = .clientTracesRefused
         default: code = .invalidInput
         }
         self.init(code: code, error.message)

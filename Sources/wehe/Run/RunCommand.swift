@@ -110,6 +110,7 @@ struct RunCommand: AsyncParsableCommand {
             defer { withExtendedLifetime(lock) {} }
             let setup = connection.setup(options)
             var configuration = try setup.configuration(settings: settings, directory: directory)
+            configuration.clientTraceUpload = RecordedTraceUpload.make(selected, library: library)
             let fleet = try setup.fleetPlan(settings: settings, replayDirectory: replayDirectory)
             let expected = setup.expectedCertificate(settings: settings, plan: fleet)
             // On the fleet, the localization's pair is located and entered the same way (site pairs, envelopes).

@@ -54,6 +54,9 @@ struct CLIError: Error, CustomStringConvertible {
         case envelopeClosed = 33
         /// The locate service answered 429: rate-limited by M-Lab (the message says when to try again).
         case locateRateLimited = 34
+        /// The server does not have a recorded test and does not take it from clients (`--accept-client-traces`
+        /// off), or refused the upload (too large, too long, a port it does not replay, the network's quota).
+        case clientTracesRefused = 36
         /// A wrong option, argument, command or test name (EX_USAGE, as the argument parser's own usage errors).
         case usage = 64
         /// Interrupted (Ctrl-C).
@@ -71,6 +74,7 @@ struct CLIError: Error, CustomStringConvertible {
             28 locate service unreachable; 29 locate timed out; 30 locate answered an error; 31 locate offered no \
             server; 32 locate answer malformed; 33 access envelope closed during the test; \
             34 rate-limited by locate (429); \
+            36 the server does not run this recorded test (it takes no uploads, or refused this one); \
             64 usage error (a wrong option, argument, command or test name); 130 interrupted (Ctrl-C).
             """
         }
