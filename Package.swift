@@ -43,6 +43,7 @@ let package = Package(
         // layer 0
         .target(name: "WeheCore", exclude: ["README.md"], swiftSettings: strict),
         .target(name: "WeheStatistics", exclude: ["README.md"], swiftSettings: strict),
+        .target(name: "WehePcap", swiftSettings: strict),
         // layer 1
         .target(name: "WeheWire", dependencies: ["WeheCore"], exclude: ["README.md"], swiftSettings: strict),
         .target(
@@ -96,7 +97,7 @@ let package = Package(
         .target(
             name: "WeheServer",
             dependencies: [
-                "WeheCore", "WeheWire", "WeheAnalysis", "WeheStore",
+                "WeheCore", "WeheWire", "WeheAnalysis", "WeheStore", "WehePcap",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -119,7 +120,7 @@ let package = Package(
         ),
         .target(
             name: "WeheRecord",
-            dependencies: ["WeheCore", "WeheWire", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["WeheCore", "WeheWire", "WehePcap", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .target(
@@ -282,7 +283,7 @@ let package = Package(
             name: "WeheEndToEndTests",
             dependencies: [
                 "WeheCore", "WeheWire", "WeheAnalysis", "WeheStore", "WeheStoreSQL", "WeheClient", "WeheServer",
-                "WeheTestKit", "WeheTestbed",
+                "WeheTestKit", "WeheTestbed", "WehePcap",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -8,8 +8,11 @@
 # mounts below, where the results go. Without ROOT, tmpfs file systems are mounted on /wehe, /var/spool and
 # /var/local (visible only in this mount namespace, gone with it), the UUID prefix is written to
 # /var/local/uuid/prefix and the server runs with the published paths. With ROOT, the server runs with `--root ROOT`
-# and nothing is mounted. The network namespace holds only loopback, so the fixed ports (9990, 9091, 55556, 80, ...)
-# cannot collide with anything else running. Run as root (mount, ports below 1024); run it only through unshare.
+# and nothing is mounted. The network namespace is private, so the fixed ports (9990, 9091, 55556, 80, ...) cannot
+# collide with anything else running. The client runs in a second network namespace joined to the server's by a veth
+# pair (server wehe0 198.18.0.1, client wehe1 198.18.0.2; benchmarking addresses, nothing routes them), and the
+# server captures on wehe0, the interface its clients' packets arrive on, as on M-Lab's net1. Both namespaces and
+# the pair go with the caller's namespaces. Run as root (mount, ports below 1024, capture); only through unshare.
 set -eu
 BIN=$1
 REPLAYS=$2
@@ -21,6 +24,16 @@ if [ "$$" != 1 ] && [ -z "${WEHE_NAMESPACED:-}" ]; then
     exit 2
 fi
 ip link set lo up
+# The client's network namespace; its name lives on a tmpfs of this mount namespace only.
+mkdir -p /run/netns
+mount -t tmpfs wehe-check /run/netns
+ip netns add wehe-client
+ip link add wehe0 type veth peer name wehe1 netns wehe-client
+ip addr add 198.18.0.1/24 dev wehe0
+ip link set wehe0 up
+ip netns exec wehe-client ip addr add 198.18.0.2/24 dev wehe1
+ip netns exec wehe-client ip link set wehe1 up
+ip netns exec wehe-client ip link set lo up
 mkdir -p "$OUT"
 PREFIX_VALUE="mlab1-lga0t.example.org_1732650000"
 if [ -z "$ROOT" ]; then
@@ -46,7 +59,7 @@ printf '%s\n' "$PREFIX_VALUE" >"$PREFIX_FILE"
 rm -f "$SSL/server.crt" "$SSL/server.key"
 
 UUID_PREFIX=$PREFIX_FILE WEHE_REPLAYS=$REPLAYS "$BIN/wehe-server" mlab "${ROOT_OPTION[@]}" \
-    wehe.mlab1-lga0t.example.org lo >"$OUT/server.out" 2>"$OUT/server.err" &
+    wehe.mlab1-lga0t.example.org wehe0 >"$OUT/server.out" 2>"$OUT/server.err" &
 SERVER=$!
 
 # Wait for the startup probe (as the kubelet does: GET /metrics on 9990), at most 60 s.
@@ -58,9 +71,11 @@ done
 curl -s -o "$OUT/metrics-9990.txt" -w '%{http_code}' http://127.0.0.1:9990/metrics >"$OUT/metrics-9990.status" || true
 curl -s -o "$OUT/metrics-9091.txt" -w '%{http_code}' http://127.0.0.1:9091/metrics >"$OUT/metrics-9091.status" || true
 
-# One test of our client (the published ports: side channel 55556, analyzer 56566, replay port 80).
+# One test of our client from its own namespace, through the veth pair (the published ports: side channel 55556,
+# analyzer 56566, replay port 80).
 set +e
-"$BIN/wehe" run tinyweb --replays "$REPLAYS" --data-dir "$OUT/client" --server 127.0.0.1 --cert "$SSL/ca.crt" \
+ip netns exec wehe-client "$BIN/wehe" run tinyweb --replays "$REPLAYS" --data-dir "$OUT/client" --server 198.18.0.1 \
+    --cert "$SSL/ca.crt" \
     --accept-consent --no-confirmation >"$OUT/client.out" 2>"$OUT/client.err"
 echo $? >"$OUT/client.status"
 set -e

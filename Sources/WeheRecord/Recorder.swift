@@ -24,7 +24,7 @@ public struct Recorder: Sendable {
     /// Reads a pcap or pcapng file and makes the test.
     public func record(file path: String) throws(WeheRecordError) -> Recording {
         try validate()
-        let library = try LibPcap.load()
+        let library = try CaptureSource.load()
         let handle = try library.open(file: path)
         var reader = try FrameSink(options: options, linkType: handle.linkType)
         while true {
@@ -39,7 +39,7 @@ public struct Recorder: Sendable {
     /// Captures live on `interface` for `seconds` (needs CAP_NET_RAW), then makes the test.
     public func record(interface: String, seconds: Double) throws(WeheRecordError) -> Recording {
         try validate()
-        let library = try LibPcap.load()
+        let library = try CaptureSource.load()
         let handle = try library.open(interface: interface, timeoutMilliseconds: 200)
         var reader = try FrameSink(options: options, linkType: handle.linkType)
         let clock = ContinuousClock()

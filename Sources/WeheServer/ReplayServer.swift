@@ -111,7 +111,8 @@ package final class ReplayServer: Service, Sendable {
         let limits = configuration.limits
 
         // Bind the replay listeners first: the port map names their ports.
-        let pcapDirectory = configuration.pcapDirectory
+        // With a capture interface, libpcap captures each test there; the socket's view is written only without one.
+        let pcapDirectory = configuration.capture == nil ? configuration.pcapDirectory : nil
         let pcapMaximumBytes = configuration.pcapMaximumBytes
         let pcapLogger = configuration.logger
         let pcapMetrics = ServerMetrics(registry: configuration.metricsRegistry)
@@ -177,12 +178,13 @@ package final class ReplayServer: Service, Sendable {
         let tcpMap = ports.tcp
         let udpMap = ports.udp
         let portMap = catalogue.portMap(tcpPort: { tcpMap[$0] }, udpPort: { udpMap[$0] })
+        let captures = Self.interfaceCaptures(configuration, listening: (tcpMap, udpMap), logger: logger)
         let clientTraces = configuration.clientTraces.map {
             ClientTraceStore(policy: $0, catalogue: catalogue, tcpPorts: tcpMap, udpPorts: udpMap)
         }
         let context = ServerContext(
             configuration: configuration, catalogue: catalogue, portMapBody: portMap.body, limiter: connectionLimiter,
-            seams: protocolSeams, clientTraces: clientTraces)
+            seams: protocolSeams, captures: captures, clientTraces: clientTraces)
         let openFiles = configuration.openFileLimit()
         let shares = ConnectionLimiter.Pool.allCases.map { "\($0.rawValue) \(connectionLimiter.share($0))" }
         logger.notice(
@@ -345,14 +347,39 @@ package final class ReplayServer: Service, Sendable {
                 shutdownContinuation.yield()
             }
         } catch is ShutdownComplete {
+            await captures?.finishAll()
             logger.info("replay server stopped")
         } catch {
+            await captures?.finishAll()
             live.withLock { $0 = nil }
             shutdownContinuation.finish()
             throw error
         }
         live.withLock { $0 = nil }
         shutdownContinuation.finish()
+    }
+
+    /// The captures on the configured interface, with a log line saying whether they can run (the server serves
+    /// tests either way); `nil` without a capture interface or a pcap directory.
+    private static func interfaceCaptures(
+        _ configuration: ReplayServerConfiguration, listening: (tcp: [Int: Int], udp: [Int: Int]), logger: Logger
+    ) -> InterfaceCaptures? {
+        guard let settings = configuration.capture, let directory = configuration.pcapDirectory else { return nil }
+        let captures = InterfaceCaptures(
+            settings: settings, directory: directory, logger: logger,
+            metrics: ServerMetrics(registry: configuration.metricsRegistry), listening: listening)
+        let metadata: Logger.Metadata = [
+            "wehe.interface": "\(settings.interface)", "wehe.pcap": "\(directory)",
+            "wehe.snap_length": "\(settings.snapLength)",
+        ]
+        if let reason = captures.availability() {
+            logger.warning(
+                "packet capture unavailable: tests run without their pcap",
+                metadata: metadata.merging(["wehe.reason": "\(reason)"]) { $1 })
+        } else {
+            logger.notice("capturing each test's packets", metadata: metadata)
+        }
+        return captures
     }
 
     /// How long the analyzer keeps answering during the drain after the last session ended and the last `/Results`

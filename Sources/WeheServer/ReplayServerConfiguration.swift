@@ -113,6 +113,9 @@ package struct ReplayServerConfiguration: Sendable {
     package var pcapDirectory: String?
     /// Largest pcap file per replay connection, bytes (records beyond it are left out).
     package var pcapMaximumBytes = 64 * 1024 * 1024
+    /// Captures each test's packets on this interface with libpcap instead of writing the server socket's view
+    /// (`--capture-interface`; needs `pcapDirectory`, libpcap and CAP_NET_RAW); `nil` captures on no interface.
+    package var capture: InterfaceCaptureSettings?
     /// Address every listener binds to.
     package var bindAddress = "0.0.0.0"
     /// Side channel with TLS (published: 55556); `nil` disables it. 0 picks a free port.

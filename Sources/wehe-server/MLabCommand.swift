@@ -99,7 +99,7 @@ struct MLabCommand: AsyncParsableCommand {
     @Argument(help: "Public host name of this server (the certificate's name), e.g. wehe.mlab1-lga0t.example.")
     var hostname: String
 
-    @Argument(help: "Network interface the platform's packets arrive on (net1 on M-Lab); it must exist.")
+    @Argument(help: "Network interface the platform's packets arrive on (net1 on M-Lab), where each test is captured.")
     var interface: String
 
     @Option(
@@ -125,6 +125,9 @@ struct MLabCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Limits")
     var limits: LimitOptions
+
+    @OptionGroup(title: "Packet capture on the interface")
+    var capture: CaptureOptions
 
     @OptionGroup(title: "Result store")
     var results: ResultStoreOptions
@@ -190,6 +193,7 @@ struct MLabCommand: AsyncParsableCommand {
                 directory: layout.spoolDirectory, uuidPrefix: prefix, datatypesDirectory: layout.datatypesDirectory,
                 logger: logger)
             configuration.pcapDirectory = layout.spoolDirectory
+            try capture.apply(to: &configuration, file: file, interface: interface)
             logger.info(
                 "M-Lab mode",
                 metadata: [

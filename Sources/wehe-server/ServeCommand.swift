@@ -218,6 +218,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Limits")
     var limits: LimitOptions
 
+    @OptionGroup(title: "Packet capture on an interface")
+    var capture: CaptureOptions
+
     @OptionGroup(title: "Recorded tests clients bring")
     var clientTraces: ClientTraceOptions
 
@@ -341,6 +344,7 @@ struct ServeCommand: AsyncParsableCommand {
             logger.info("archive: writing the reference server's files", metadata: ["wehe.archive": "\(path)"])
         }
         configuration.pcapDirectory = pcap ?? file.pcap ?? ProcessInfo.processInfo.environment["WEHE_PCAP"]
+        try capture.apply(to: &configuration, file: file)
         let ownCA = (dataDirectory as NSString).appendingPathComponent("certs/ca.crt")
         configuration.peerCACertificatePath =
             peerCA ?? file.peerCA ?? (FileManager.default.fileExists(atPath: ownCA) ? ownCA : nil)
@@ -566,6 +570,11 @@ struct FileSettings: Decodable {
     var archiveUUIDPrefix: String?
     var pcap: String?
     var pcapMaxBytes: Int?
+    var captureInterface: String?
+    var captureSnapLength: Int?
+    var captureMaxSeconds: Int?
+    var captureMaxConcurrent: Int?
+    var captureMaxPerNetwork: Int?
     var logLevel: String?
     var logFormat: String?
 

@@ -5,7 +5,7 @@ enum LayerRules {
     /// Every source folder's module and its layer. A folder missing here fails the check.
     static let layers: [String: Int] = [
         "WeheCore": 0, "WeheStatistics": 0,
-        "WeheWire": 1, "WeheReplay": 1, "WeheAnalysis": 1, "WeheStore": 1,
+        "WeheWire": 1, "WeheReplay": 1, "WeheAnalysis": 1, "WeheStore": 1, "WehePcap": 1,
         "WeheStoreSQL": 2, "WeheClient": 2, "WeheServer": 2, "WeheWeb": 2, "WeheTestbed": 2, "WeheRecord": 2,
         "WeheTestKit": 3,
         "wehe": 4, "wehe-server": 4, "wehe-bench": 4,

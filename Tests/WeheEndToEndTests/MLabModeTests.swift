@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WehePcap
 import WeheTestKit
 
 #if canImport(Glibc)
@@ -149,6 +150,54 @@ struct MLabModeTests {
         try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
+    /// Reads one test's capture with libpcap (the frames libpcap captured on the server's veth, wehe0) and checks it
+    /// holds that test's replay connection and nothing else: Ethernet frames of IPv4 TCP between the client
+    /// (198.18.0.2) and the server's replay port 80, one client port, its handshake, data both ways. Returns the
+    /// client port.
+    static func checkCapture(_ path: String) throws -> Set<Int> {
+        let handle = try LibPcap.load().open(file: path)
+        #expect(handle.linkType == 1, "\(path): link type \(handle.linkType), not Ethernet")
+        var clientPorts: Set<Int> = []
+        var syn = 0
+        var fromClient = 0
+        var fromServer = 0
+        var frames = 0
+        reading: while true {
+            switch try handle.next() {
+            case .end: break reading
+            case .timeout: continue
+            case .frame(let frame):
+                frames += 1
+                let bytes = frame.bytes
+                // Ethernet (14 bytes, type 0x0800), IPv4 (protocol 6), TCP ports and flags.
+                guard bytes.count >= 14 + 20 + 14, bytes[12] == 0x08, bytes[13] == 0x00, bytes[23] == 6 else {
+                    Issue.record("\(path): frame \(frames) is not IPv4 TCP")
+                    continue
+                }
+                let source = bytes[26..<30].map(String.init).joined(separator: ".")
+                let destination = bytes[30..<34].map(String.init).joined(separator: ".")
+                let tcp = 14 + Int(bytes[14] & 0x0F) * 4
+                let sourcePort = Int(bytes[tcp]) << 8 | Int(bytes[tcp + 1])
+                let destinationPort = Int(bytes[tcp + 2]) << 8 | Int(bytes[tcp + 3])
+                let flags = bytes[tcp + 13]
+                if source == "198.18.0.2", destination == "198.18.0.1", destinationPort == 80 {
+                    fromClient += 1
+                    clientPorts.insert(sourcePort)
+                    if flags & 0x12 == 0x02 { syn += 1 }
+                } else if source == "198.18.0.1", destination == "198.18.0.2", sourcePort == 80 {
+                    fromServer += 1
+                    clientPorts.insert(destinationPort)
+                } else {
+                    Issue.record("\(path): frame \(frames) \(source):\(sourcePort) > \(destination):\(destinationPort)")
+                }
+            }
+        }
+        #expect(syn == 1, "\(path): \(syn) SYNs of the client")
+        #expect(fromClient >= 3 && fromServer >= 3, "\(path): \(fromClient) frames from the client, \(fromServer) back")
+        #expect(clientPorts.count == 1, "\(path): client ports \(clientPorts)")
+        return clientPorts
+    }
+
     /// The contract, checked on what the script left in `out`.
     static func checkEvidence(_ out: String) throws {
         #expect(text(out + "/finished") == "done", "the script did not finish: \(text(out + "/server.err"))")
@@ -210,10 +259,13 @@ struct MLabModeTests {
         // Per-user files and the packet captures under replay/, which pusher archives.
         let captures = files.filter { $0.hasPrefix("wehe/replay/\(day)/") && $0.hasSuffix("_out.pcap") }
         #expect(captures.count == 2, "\(files)")
+        var clientPorts: Set<Int> = []
         for capture in captures {
             let magic = try Data(contentsOf: URL(fileURLWithPath: "\(spool)/\(capture)")).prefix(4)
             #expect(Array(magic) == [0xD4, 0xC3, 0xB2, 0xA1], "\(capture): not a pcap")
+            clientPorts.formUnion(try checkCapture("\(spool)/\(capture)"))
         }
+        #expect(clientPorts.count == 2, "each capture holds its own test's connection: \(clientPorts)")
 
         // UUIDs: <prefix from the file named by $UUID_PREFIX>_<socket cookie as 16 upper-case hex digits>.
         var uuids: [String] = []

@@ -61,6 +61,9 @@ struct TCPReplayHandler {
                 session = claimed
                 claimed.recordTraffic(clientBytes: first.readableBytes, active: true, at: arrival)
                 self.claimed()
+                if let port = nioChannel.remoteAddress?.port {
+                    context.captures?.claim(id: claimed.id, clientPort: port)
+                }
                 if context.configuration.pcapDirectory != nil,
                     let tag = try? await nioChannel.pipeline.handler(type: PacketCaptureTag.self).get()
                 {

@@ -75,6 +75,7 @@ struct SideChannelHandler {
             await failed(error, session: session, declaration: declaration, peer: peer, logger: logger)
         }
         if let session {
+            context.captures?.finish(id: session.id)
             await context.registry.remove(session)
             context.metrics.activeSessions(await context.registry.count)
         }
@@ -146,6 +147,8 @@ struct SideChannelHandler {
             try await notifier.send(PermissionReply.granted(clientIP: peer, sampleCount: sampleCount).body)
             context.metrics.admission("granted")
             context.metrics.activeSessions(await context.registry.count)
+            context.captures?.start(
+                session: session, client: peer, day: ArchiveWriter.dayPath(context.configuration.now()))
             logger.info("replay admitted", metadata: ["wehe.session": "\(session.id)"])
             await context.events.record(
                 .admissionGranted, declaration: wireDeclaration, clientAddress: peer,

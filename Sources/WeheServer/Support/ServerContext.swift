@@ -33,6 +33,8 @@ final class ServerContext: Sendable {
     /// The servers `localize` may ask for measurements: the configured pairs' and fleet peers' hosts.
     let fleetPeers: Set<String>
     let logger: Logger
+    /// Each test's packet capture on an interface (`--capture-interface`); `nil` when off.
+    let captures: InterfaceCaptures?
     /// 64 KiB of zeros: the filler sent when a trace has no recorded response content (slices share storage).
     let filler: ByteBuffer
     /// Test seams inside the protocol exchange (empty in a real server).
@@ -44,10 +46,12 @@ final class ServerContext: Sendable {
 
     init(
         configuration: ReplayServerConfiguration, catalogue: ReplayCatalogue, portMapBody: String,
-        limiter: ConnectionLimiter, seams: ProtocolSeams = ProtocolSeams(), clientTraces: ClientTraceStore? = nil
+        limiter: ConnectionLimiter, seams: ProtocolSeams = ProtocolSeams(), captures: InterfaceCaptures? = nil,
+        clientTraces: ClientTraceStore? = nil
     ) {
         self.seams = seams
         self.clientTraces = clientTraces
+        self.captures = captures
         self.configuration = configuration
         self.catalogue = catalogue
         self.portMapBody = portMapBody

@@ -70,6 +70,10 @@ package struct ServerMetrics: Sendable {
     package func fileWriteFailed(_ kind: String, stage: String) {
         counter("wehe_file_write_failures_total", [("kind", kind), ("stage", stage)]).increment()
     }
+    /// A test's packet capture on the interface started.
+    package func captureStarted() { counter("wehe_captures_total", [("outcome", "started")]).increment() }
+    /// A test ran without its packet capture (libpcap, permission or a bound of captures at once).
+    package func captureUnavailable() { counter("wehe_captures_total", [("outcome", "unavailable")]).increment() }
     /// Sessions running now.
     package func activeSessions(_ count: Int) {
         let label = "wehe_active_sessions"
