@@ -29,6 +29,7 @@ struct LoopbackWorld: Sendable {
         address: String,
         replays: String = TestResources.fixtureReplays,
         sampleCount: Int = 100,
+        configure: (inout ReplayServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (LoopbackWorld) async throws -> T
     ) async throws -> T {
         let scratch = TestResources.temporaryDirectory("wehe-e2e-server")
@@ -51,6 +52,7 @@ struct LoopbackWorld: Sendable {
             configuration.tls = .init(
                 certificateChainPath: certificates.serverCertificate, privateKeyPath: certificates.serverKey)
             configuration.limits.shutdownGracePeriod = .milliseconds(200)
+            configure(&configuration)
             let server = try ReplayServer(configuration: configuration)
             let group = ServiceGroup(configuration: .init(services: [server], logger: logger))
             let outcome: Result<T, any Error>? = await withThrowingTaskGroup(of: Void.self) { tasks in
