@@ -161,6 +161,11 @@ final class BuiltCommand: Sendable {
 
     /// Starts the product with `arguments` in the package root.
     static func start(_ product: String, _ arguments: [String]) throws -> BuiltCommand {
+        try start(executable: TestResources.builtProduct(product), arguments)
+    }
+
+    /// Starts any executable (a path) with `arguments` in the package root.
+    static func start(executable: String, _ arguments: [String]) throws -> BuiltCommand {
         let directory = TestResources.temporaryDirectory("wehe-e2e-output")
         guard FileManager.default.createFile(atPath: directory + "/stdout", contents: nil),
             FileManager.default.createFile(atPath: directory + "/stderr", contents: nil)
@@ -168,7 +173,7 @@ final class BuiltCommand: Sendable {
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/stdout"))
         let err = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/stderr"))
         let process = TestProcess()
-        process.executableURL = URL(fileURLWithPath: TestResources.builtProduct(product))
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: TestResources.packageRoot)
         process.standardOutput = out
@@ -200,5 +205,10 @@ final class BuiltCommand: Sendable {
     /// Runs the product to completion.
     static func run(_ product: String, _ arguments: [String]) async throws -> Output {
         try await start(product, arguments).wait()
+    }
+
+    /// Runs any executable (a path) to completion.
+    static func run(executable: String, _ arguments: [String]) async throws -> Output {
+        try await start(executable: executable, arguments).wait()
     }
 }

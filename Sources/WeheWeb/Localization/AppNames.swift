@@ -4,18 +4,30 @@ package import WeheCore
 /// (`YouTube`, `Netflix`, `Port 853`), using the catalog when it knows the replay.
 package struct AppNames: Sendable {
     private let byPrefix: [String: String]
+    /// Trace stem (normalised) → catalog test id, for a trace only one test replays.
+    private let testIDs: [String: String]
 
     /// Creates a namer from an optional catalog.
     package init(catalog: AppCatalog?) {
         var map: [String: String] = [:]
+        var tests: [String: String] = [:]
+        var shared: Set<String> = []
         for entry in catalog?.entries ?? [] {
             let file = entry.originalFile
             let stem = String(file.prefix { $0 != "." })
+            if tests[Self.normalize(stem)] != nil { shared.insert(Self.normalize(stem)) }
+            tests[Self.normalize(stem)] = entry.id
             map[Self.normalize(stem)] = entry.name
             map[Self.normalize(Self.stripDate(stem))] = map[Self.normalize(Self.stripDate(stem))] ?? entry.name
         }
         self.byPrefix = map
+        for stem in shared { tests[stem] = nil }
+        self.testIDs = tests
     }
+
+    /// The catalog id of the test that replays `replay`; `nil` when unknown or shared (the small and large port
+    /// tests replay the same original trace).
+    package func testID(ofReplay replay: String) -> String? { testIDs[Self.normalize(replay)] }
 
     /// The display name of a replay.
     package func displayName(ofReplay replay: String) -> String {

@@ -56,7 +56,7 @@ extension Dashboard {
         return try renderer.render("history", context)
     }
 
-    /// The history as JSON (same paging as the page).
+    /// The history as JSON (same paging as the page): one result record per test.
     func historyJSON(_ info: RequestInfo) async throws -> DataBody {
         let before = try historyCursor(info)
         guard let userID = configuration.userID else {
@@ -64,7 +64,13 @@ extension Dashboard {
         }
         let overviews = try await configuration.store.history(
             userID: userID, beforeHistoryCount: before, limit: configuration.historyPageSize)
-        return .json(try Self.encode(overviews))
+        // The result records of `wehe results --json` (`Docs/result.schema.json`).
+        let records = overviews.map { overview in
+            let replay = overview.metadata.replayName
+            return ResultRecord(
+                overview: overview, name: names.displayName(ofReplay: replay), test: names.testID(ofReplay: replay))
+        }
+        return .json(try Self.encode(records))
     }
 
     /// Loads a test; 404 when absent, and for the person pages only tests of the configured user.
@@ -252,10 +258,14 @@ extension Dashboard {
             ])
     }
 
-    /// A test in full as JSON.
+    /// A test in full as JSON: its result record with both sample series.
     func testJSON(key: TestKey) async throws -> DataBody {
         let record = try await loadTest(key)
-        return .json(try Self.encode(record), filename: "wehe-test-\(key.historyCount).json")
+        // The result record with both sample series, as `wehe results show --json` prints it.
+        let replay = record.metadata.replayName
+        let full = ResultRecord(
+            record: record, name: names.displayName(ofReplay: replay), test: names.testID(ofReplay: replay))
+        return .json(try Self.encode(full), filename: "wehe-test-\(key.historyCount).json")
     }
 
     /// JSON text of a value (sorted keys, ISO dates).

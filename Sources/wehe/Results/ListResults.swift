@@ -32,7 +32,7 @@ struct ListResults: AsyncParsableCommand {
             }
             if json {
                 let tests = rows.map { row -> String in
-                    JSONValue.object([("kind", .string("test"))] + records.fields(row)).serialized()
+                    records.record(row).jsonText
                 }
                 print("[" + (tests + localizations.map(LocalizationRows.json)).joined(separator: ",") + "]")
                 return

@@ -9,12 +9,16 @@ import WeheWire
 struct ResultRecords {
     /// Replay name → the catalog's app name ("Molotovtv-08012019" → "Molotov TV"); empty when no catalog is found.
     let appNames: [String: String]
+    /// Replay name (both spellings) → the catalog's test id, when one test has that replay (port tests share it).
+    var testIDs: [String: String] = [:]
     let strings: Strings
 
     /// Reads the catalog of the replay directory (`--replays`, or the default search), if there is one: a history
     /// is still listed without it, by replay names.
     static func load(replays: ReplayDirectoryOption, strings: Strings) -> ResultRecords {
         var names: [String: String] = [:]
+        var ids: [String: String] = [:]
+        var shared: Set<String> = []
         if let directory = try? replays.resolved() {
             let library = ReplayLibrary(directory: directory)
             if let catalog = try? library.catalog() {
@@ -22,6 +26,10 @@ struct ResultRecords {
                     // Port tests share their original's replay name ("port_853") between the small and the large
                     // test: name it by the port, without the size, unless only one of them exists.
                     let replay = entry.originalFile.replacingOccurrences(of: ".pcap_client_all.json", with: "")
+                    for key in Set([replay, replay.replacingOccurrences(of: "_", with: "-")]) {
+                        if ids[key] != nil { shared.insert(key) }
+                        ids[key] = entry.id
+                    }
                     for key in Set([replay, replay.replacingOccurrences(of: "_", with: "-")]) {
                         if let existing = names[key], existing != entry.name, entry.isPortTest {
                             names[key] = existing.components(separatedBy: " (").first ?? existing
@@ -32,7 +40,8 @@ struct ResultRecords {
                 }
             }
         }
-        return ResultRecords(appNames: names, strings: strings)
+        for replay in shared { ids[replay] = nil }
+        return ResultRecords(appNames: names, testIDs: ids, strings: strings)
     }
 
     /// The app name of a replay, else the replay name itself.
@@ -52,12 +61,7 @@ struct ResultRecords {
     }
 
     /// ISO 8601 with the local offset ("2026-11-24T15:02:11+01:00").
-    static func isoDate(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone.current
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
-    }
+    static func isoDate(_ date: Date) -> String { ResultRecord.isoDate(date) }
 
     /// The local zone as people read it: "CET (UTC+01:00)", "UTC".
     static func zoneName(_ date: Date = Date()) -> String {
@@ -101,79 +105,37 @@ struct ResultRecords {
         return text + "\n" + caption
     }
 
-    /// Every field of one test, as a JSON object (also one CSV row: the same keys in the same order).
-    func fields(_ row: TestOverview) -> [(String, JSONValue)] {
-        func number(_ value: Double?) -> JSONValue {
-            guard let value, value.isFinite else { return .null }
-            return .number(value, text: JSONText.compactNumber(value))
-        }
-        let summary = row.analysis
-        return [
-            ("id", .number(Double(row.key.historyCount), text: String(row.key.historyCount))),
-            ("date", .string(Self.isoDate(row.metadata.startedAt))),
-            ("app", .string(app(row.metadata.replayName))),
-            ("replay", .string(row.metadata.replayName)),
-            ("verdict", summary.map { .string($0.verdict.rawValue) } ?? .null),
-            ("direction", summary?.direction.map { .string($0.rawValue) } ?? .null),
-            ("originalMeanMbps", number(summary?.originalMeanMbps ?? row.originalMeanMbps)),
-            ("controlMeanMbps", number(summary?.controlMeanMbps ?? row.controlMeanMbps)),
-            ("ksPValue", number(summary?.ksPValue)),
-            ("ksStatistic", number(summary?.ksStatistic)),
-            ("area", number(summary?.areaTest)),
-            ("ks2Ratio", number(summary?.ks2RatioTest)),
-            ("areaThreshold", number(summary?.thresholds.area)),
-            ("ksPValueThreshold", number(summary?.thresholds.ksPValue)),
-            ("ruleSet", summary.map { .string($0.thresholds.ruleSet) } ?? .null),
-            ("reason", summary?.insufficientDataReason.map(JSONValue.string) ?? .null),
-            ("note", summary?.note.map(JSONValue.string) ?? .null),
-            ("sensitiveVerdict", row.sensitive.map { .string($0.verdict.rawValue) } ?? .null),
-            ("sensitiveDirection", row.sensitive?.direction.map { .string($0.rawValue) } ?? .null),
-            ("sensitivePValue", number(row.sensitive?.pValue)),
-            ("sensitiveRounds", row.sensitive.map { .number(Double($0.rounds), text: String($0.rounds)) } ?? .null),
-            ("slowdown", number(row.sensitive?.slowdown)),
-            ("slowdownLower", number(row.sensitive?.slowdownLower)),
-            ("slowdownUpper", number(row.sensitive?.slowdownUpper)),
-            ("stopReason", row.sensitive?.stopReason.map { .string($0.rawValue) } ?? .null),
-            (
-                "sensitiveBytes",
-                (row.sensitive?.bytesMoved ?? row.sensitive?.bytesReceived).map {
-                    .number(Double($0), text: String($0))
-                } ?? .null
-            ),
-            (
-                "method",
-                .string(
-                    row.sensitive?.stopReason != nil ? "adaptive" : row.sensitive != nil ? "interleaved" : "published")
-            ),
-            ("server", row.metadata.serverName.map(JSONValue.string) ?? .null),
-            ("provider", row.metadata.provider.map(JSONValue.string) ?? .null),
-            ("asNumber", row.metadata.asNumber.map { .number(Double($0), text: String($0)) } ?? .null),
-            ("asName", row.metadata.asName.map(JSONValue.string) ?? .null),
-            ("linkKind", row.metadata.networkType.map(JSONValue.string) ?? .null),
-            ("clientVersion", row.metadata.clientVersion.map(JSONValue.string) ?? .null),
-        ]
+    /// The record of one test (`ResultRecord`: the keys of every JSON output and of the CSV's columns).
+    func record(_ row: TestOverview) -> ResultRecord {
+        ResultRecord(overview: row, name: app(row.metadata.replayName), test: testIDs[row.metadata.replayName])
     }
+
+    /// Every field of one test, as a JSON object (also one CSV row: the same keys in the same order).
+    func fields(_ row: TestOverview) -> [(String, JSONValue)] { record(row).jsonMembers }
 
     /// One JSON object per test.
     func json(_ row: TestOverview) -> JSONValue { .object(fields(row)) }
 
     /// CSV (RFC 4180): a header line, then one line per test; text fields quoted when needed.
     func csv(_ rows: [TestOverview]) -> String {
-        let keys = fields(
+        // Every key, the optional ones too, so that every line has the same columns.
+        var every = record(
             TestOverview(
                 key: TestKey(userID: "", historyCount: 0),
                 metadata: TestMetadata(replayName: "", startedAt: Date()), originalMeanMbps: nil,
-                controlMeanMbps: nil, analysis: nil)
-        ).map(\.0)
+                controlMeanMbps: nil, analysis: nil))
+        every.scheduled = false
+        let keys = every.fields.map(\.0)
         var lines = [keys.joined(separator: ",")]
         for row in rows {
+            let values = Dictionary(fields(row), uniquingKeysWith: { first, _ in first })
             lines.append(
-                fields(row).map { _, value -> String in
-                    switch value {
+                keys.map { key -> String in
+                    switch values[key] ?? .null {
                     case .null: return ""
                     case .string(let text): return Self.csvField(text)
                     case .number(_, let text): return text
-                    default: return Self.csvField(value.serialized())
+                    case let value: return Self.csvField(value.serialized())
                     }
                 }.joined(separator: ","))
         }

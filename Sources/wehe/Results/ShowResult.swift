@@ -45,26 +45,11 @@ struct ShowResult: AsyncParsableCommand {
                 return
             }
             if json {
-                let series = record.replays.map { replay -> JSONValue in
-                    .object([
-                        ("testID", .number(Double(replay.key.testID), text: String(replay.key.testID))),
-                        ("replay", .string(replay.replayName)),
-                        ("mbps", .array(replay.samples.mbps.map { .number($0, text: JSONText.compactNumber($0)) })),
-                        ("times", .array(replay.samples.times.map { .number($0, text: JSONText.compactNumber($0)) })),
-                        ("reachedTimeLimit", replay.reachedTimeLimit.map(JSONValue.bool) ?? .null),
-                    ])
-                }
-                let sensitive = record.sensitive.map(ResultOutput.sensitiveMembers) ?? []
-                // As in `wehe run --json`: the replays the time limit stopped (their verdicts judge only what they covered).
-                let cutShort = record.replays.filter { $0.reachedTimeLimit == true }.map {
-                    JSONValue.string($0.key.testID == 0 ? "original" : "control")
-                }
-                print(
-                    JSONValue.object(
-                        records.fields(overview) + sensitive + [
-                            ("replaysCutShort", .array(cutShort)), ("replays", .array(series)),
-                        ]
-                    ).serialized())
+                // The result record with both sample series: the same keys as `wehe run --json`.
+                let full = ResultRecord(
+                    record: record, name: records.app(record.metadata.replayName),
+                    test: records.testIDs[record.metadata.replayName])
+                print(full.jsonText)
                 return
             }
             let label = strings.showLabels

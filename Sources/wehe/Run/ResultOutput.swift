@@ -1,112 +1,19 @@
 import WeheClient
 import WeheCore
+import WeheStore
 import WeheWire
 
 /// The `--json` object of one test and the verdict table.
 enum ResultOutput {
-    /// One JSON object per test: at least `test`, `verdict`, `originalMeanMbps`, `controlMeanMbps`, `ksPValue`,
-    /// `area`, `durationSeconds`, `bytes`.
-    static func json(_ result: TestResult) -> String {
-        func number(_ value: Double) -> JSONValue {
-            value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
-        }
-        var members: [(String, JSONValue)] = [
-            ("test", .string(result.test)),
-            ("name", .string(result.name)),
-            ("verdict", .string(result.verdict.rawValue)),
-            ("direction", result.direction.map { .string($0.rawValue) } ?? .null),
-            ("originalMeanMbps", number(result.summary.originalMeanMbps)),
-            ("controlMeanMbps", number(result.summary.controlMeanMbps)),
-            ("ksPValue", number(result.summary.ksPValue)),
-            ("area", number(result.summary.areaTest)),
-            ("ks2Ratio", number(result.summary.ks2RatioTest)),
-            ("areaThreshold", number(result.summary.thresholds.area)),
-            ("ksPValueThreshold", number(result.summary.thresholds.ksPValue)),
-            ("durationSeconds", number(result.durationSeconds)),
-            ("bytes", .number(Double(result.bytesReceived), text: String(result.bytesReceived))),
-            ("historyCount", .number(Double(result.historyCount), text: String(result.historyCount))),
-            ("confirmed", .bool(result.confirmed)),
-            // The network: the AS of the public address (server's or own table), the provider, the link kind.
-            ("asNumber", result.network.asNumber.map { .number(Double($0), text: String($0)) } ?? .null),
-            ("asName", result.network.asName.map(JSONValue.string) ?? .null),
-            ("asSource", result.network.asSource.map { .string($0.rawValue) } ?? .null),
-            ("provider", result.network.displayName.map(JSONValue.string) ?? .null),
-            ("linkKind", .string(result.network.linkKind.rawValue)),
-        ]
-        if let first = result.firstVerdict { members.append(("firstVerdict", .string(first.rawValue))) }
-        members.append(("reason", result.summary.insufficientDataReason.map(JSONValue.string) ?? .null))
-        members.append(("note", result.summary.note.map(JSONValue.string) ?? .null))
-        // Replays stopped by the time limit, and what the verdicts then judged (only the part they covered).
-        members.append(
-            (
-                "replaysCutShort",
-                .array(result.replaysCutShort.map { .string($0 == .original ? "original" : "control") })
-            ))
-        members.append(("timeLimitNote", result.timeLimitNote.map(JSONValue.string) ?? .null))
-        // Which verdict `verdict` is: the published test's, or the adaptive one (whose KS and area are not computed).
-        let method =
-            result.sensitive?.stopReason != nil ? "adaptive" : result.sensitive != nil ? "interleaved" : "published"
-        members.append(("method", .string(method)))
-        members += sensitiveMembers(result.sensitiveSummary)
-        return JSONValue.object(members).serialized()
+    /// One JSON object per test: the result record (`ResultRecord`, `Docs/result.schema.json`) of a test run on
+    /// `server`; the same keys as `wehe results --json`.
+    static func json(_ result: TestResult, server: String?) -> String {
+        ResultRecord(run: result, server: server).jsonText
     }
 
     /// The sensitive verdict's members (interleaved tests): `sensitiveVerdict` takes the values of `verdict`.
     static func sensitiveMembers(_ sensitive: SensitiveSummary) -> [(String, JSONValue)] {
-        func number(_ value: Double) -> JSONValue {
-            value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
-        }
-        return [
-            ("sensitiveVerdict", .string(sensitive.verdict.rawValue)),
-            ("sensitiveDirection", sensitive.direction.map { .string($0.rawValue) } ?? .null),
-            ("sensitivePValue", number(sensitive.pValue)),
-            ("sensitiveAlpha", number(sensitive.alpha)),
-            ("sensitiveRounds", .number(Double(sensitive.rounds), text: String(sensitive.rounds))),
-            ("slowdown", number(sensitive.slowdown)),
-            ("slowdownLower", number(sensitive.slowdownLower)),
-            ("slowdownUpper", number(sensitive.slowdownUpper)),
-            ("sensitiveEffect", .string(sensitive.effectText)),
-            ("sensitiveDurationSeconds", sensitive.durationSeconds.map(number) ?? .null),
-            (
-                // Every byte of the rounds both ways when measured (adaptive), else the bytes received.
-                "sensitiveBytes",
-                (sensitive.bytesMoved ?? sensitive.bytesReceived).map { .number(Double($0), text: String($0)) } ?? .null
-            ),
-            ("stopReason", sensitive.stopReason.map { .string($0.rawValue) } ?? .null),
-            ("sensitiveNote", sensitive.note.map(JSONValue.string) ?? .null),
-            ("changePoint", sensitive.changePoint.map(changePointJSON) ?? .null),
-        ]
-    }
-
-    /// The change in time within the test (interleaved rounds): `found`, `kind` ("starts"/"stops"), `pValue`, `alpha`,
-    /// `rounds`, `bins`, `changeMegabytes`, `changeSeconds`, `totalMegabytes`, `effect`, `note`, and `before` /
-    /// `after` parts (`startMegabytes`, `endMegabytes`, `originalSeconds`, `verdict`, `direction`, `pValue`,
-    /// `slowdown`, `slowdownLower`, `slowdownUpper`, `effect`).
-    static func changePointJSON(_ change: ChangePointSummary) -> JSONValue {
-        func number(_ value: Double) -> JSONValue {
-            value.isFinite ? .number(value, text: JSONText.compactNumber(value)) : .null
-        }
-        func integer(_ value: Int) -> JSONValue { .number(Double(value), text: String(value)) }
-        func part(_ segment: ChangePointSummary.Segment?) -> JSONValue {
-            guard let segment else { return .null }
-            return .object([
-                ("startMegabytes", number(segment.startMegabytes)), ("endMegabytes", number(segment.endMegabytes)),
-                ("originalSeconds", number(segment.originalSeconds)), ("verdict", .string(segment.verdict.rawValue)),
-                ("direction", segment.direction.map { .string($0.rawValue) } ?? .null),
-                ("pValue", number(segment.pValue)), ("slowdown", number(segment.slowdown)),
-                ("slowdownLower", number(segment.slowdownLower)), ("slowdownUpper", number(segment.slowdownUpper)),
-                ("effect", .string(segment.effectText)),
-            ])
-        }
-        return .object([
-            ("found", .bool(change.found)), ("kind", change.kind.map { .string($0.rawValue) } ?? .null),
-            ("pValue", number(change.pValue)), ("alpha", number(change.alpha)), ("rounds", integer(change.rounds)),
-            ("bins", integer(change.bins)), ("changeMegabytes", number(change.changeMegabytes)),
-            ("changeSeconds", number(change.changeSeconds)), ("totalMegabytes", number(change.totalMegabytes)),
-            ("effect", change.effectText.map(JSONValue.string) ?? .null),
-            ("note", change.note.map(JSONValue.string) ?? .null), ("before", part(change.before)),
-            ("after", part(change.after)),
-        ])
+        ResultRecord.sensitiveFields(sensitive).map { ($0.0, $0.1.json) }
     }
 
     /// The line printed when a throttle starts or stops during the replay; `nil` otherwise.

@@ -186,7 +186,11 @@ struct RunCommand: AsyncParsableCommand {
                             return try await client.run(test) { renderer.handle($0) }
                         }
                     }
-                    if json { print(ResultOutput.json(result)) } else { renderer.note(strings.verdictLine(result)) }
+                    if json {
+                        print(ResultOutput.json(result, server: entered.configuration.server))
+                    } else {
+                        renderer.note(strings.verdictLine(result))
+                    }
                     guard let localization, wantsLocalization(result),
                         entered.fits(FleetBudget.localizationSeconds(test))
                     else {
