@@ -16,6 +16,11 @@ CHECKs (each prints "ok: …" or "FAIL: …"; the exit status is the number of f
   chart-text-readable  visible chart tick and axis labels are at least 9 px high on screen
   averages-visible     the two average-speed bars are drawn with a width > 0
   tables-fit           no table is wider than its scrolling box (nothing hidden to the right)
+  timeline-visible     the timeline's legend entries, "since when" rows and day-by-day charts lie inside the viewport
+                       (the since table fits its box), with cells drawn
+  labels-apart         no two chart labels (ticks, axis titles, legend, markers) overlap on screen
+  tables-scroll        breakdown and WeHeY tables fit their boxes; any wider table scrolls inside its box
+  live-chart-break     the run page's live chart draws each replay once per run and a labelled break between runs
   no-console-errors    no uncaught exception, console.error or browser error (Content-Security-Policy refusals,
                        failed loads other than /favicon.ico) while the page loaded; seen through the protocol's
                        Runtime and Log events (Chromium 156's headless mode no longer writes them to its log)
@@ -42,7 +47,10 @@ MEASURE = r"""
     headline: [...document.querySelectorAll('h1, .verdict .badge, .explanation')].map(e => Object.assign(box(e), {text: e.textContent.trim().slice(0, 80)})),
     chartText: [...document.querySelectorAll('svg.chart text.tick, svg.chart text.axis-label, svg.chart text.legend-label')].filter(visible).map(e => box(e).height),
     averages: [...document.querySelectorAll('#average-bars rect')].map(e => box(e).width),
-    tables: [...document.querySelectorAll('.table-wrap')].map(w => ({id: (w.querySelector('table') || {}).id || (w.querySelector('table') || {}).className, client: w.clientWidth, scroll: w.scrollWidth})),
+    timeline: {legend: [...document.querySelectorAll('.timeline-legend li')].map(box), since: [...document.querySelectorAll('table.since tbody tr')].map(box), sinceWrap: [...document.querySelectorAll('.timeline-since .table-wrap')].map(w => ({client: w.clientWidth, scroll: w.scrollWidth})), charts: [...document.querySelectorAll('svg.timeline-chart')].map(box), cells: document.querySelectorAll('svg.timeline-chart .tl-cell').length},
+    tables: [...document.querySelectorAll('.table-wrap')].map(w => ({id: (w.querySelector('table') || {}).id || (w.querySelector('table') || {}).className, client: w.clientWidth, scroll: w.scrollWidth, overflowX: getComputedStyle(w).overflowX, kind: (w.querySelector('table') || {}).className || ''})),
+    ticks: [...document.querySelectorAll('svg.chart')].map(s => ({id: s.id, labels: [...s.querySelectorAll('text.tick, text.axis-label, text.legend-label, text.run-break-label, text.clip-note')].filter(visible).map(e => Object.assign(box(e), {top: e.getBoundingClientRect().top, bottom: e.getBoundingClientRect().bottom, text: e.textContent.trim()}))})),
+    liveChart: (() => { const c = document.querySelector('#live-chart'); return c ? {original: c.querySelectorAll('path.series-original').length, control: c.querySelectorAll('path.series-control').length, breaks: c.querySelectorAll('line.run-break').length, breakLabels: [...c.querySelectorAll('text.run-break-label')].map(e => e.textContent.trim())} : null; })(),
   });
 })()
 """
@@ -207,10 +215,49 @@ def main():
         elif check == "averages-visible":
             widths = data["averages"]
             report(len(widths) == 2 and min(widths) > 0, f"average-speed bars {[round(w) for w in widths]} px wide")
+        elif check == "timeline-visible":
+            t = data["timeline"]
+            parts = t["legend"] + t["since"] + t["charts"]
+            outside = [b for b in parts if b["left"] < 0 or b["right"] > vw + 0.5 or b["width"] <= 0]
+            cut = [w for w in t["sinceWrap"] if w["scroll"] > w["client"] + 1]
+            report(len(t["legend"]) >= 8 and t["since"] and t["charts"] and t["cells"] > 0 and not outside and not cut,
+                   f"{len(t['legend'])} legend entries, {len(t['since'])} since-when rows, {len(t['charts'])} charts"
+                   f" ({t['cells']} day cells) inside the {vw} px viewport"
+                   + (f" (outside: {outside[:3]})" if outside else "") + (f" (since table cut: {cut})" if cut else ""))
         elif check == "tables-fit":
             wide = [t for t in data["tables"] if t["scroll"] > t["client"] + 1]
             report(not wide, f"{len(data['tables'])} tables fit their boxes"
                    + (f" (overflowing: {wide})" if wide else ""))
+        elif check == "labels-apart":
+            # Chart labels (ticks, axis titles, legend, markers) whose boxes overlap on screen, chart by chart.
+            overlaps = []
+            for chart in data["ticks"]:
+                labels = chart["labels"]
+                for i, a in enumerate(labels):
+                    for b in labels[i + 1:]:
+                        if (min(a["right"], b["right"]) - max(a["left"], b["left"]) > 1
+                                and min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 1):
+                            overlaps.append(f"{chart['id']}: '{a['text']}' / '{b['text']}'")
+            count = sum(len(c["labels"]) for c in data["ticks"])
+            report(count > 0 and not overlaps, f"{count} labels in {len(data['ticks'])} charts, none overlapping"
+                   + (f" (overlapping: {overlaps[:6]})" if overlaps else ""))
+        elif check == "tables-scroll":
+            # A table wider than its box scrolls inside it (overflow-x auto or scroll) instead of being cut, and
+            # the breakdown and WeHeY tables fit the box outright.
+            cut = [t for t in data["tables"] if t["scroll"] > t["client"] + 1 and t["overflowX"] not in ("auto", "scroll")]
+            wide = [t["id"] for t in data["tables"] if t["scroll"] > t["client"] + 1
+                    and ("breakdown" in t["kind"] or "wehey" in t["kind"])]
+            scrolling = [t["id"] for t in data["tables"] if t["scroll"] > t["client"] + 1]
+            report(bool(data["tables"]) and not cut and not wide,
+                   f"{len(data['tables'])} tables: breakdown and WeHeY tables fit, wider ones scroll in their box"
+                   + f" ({scrolling or 'none'})" + (f"; cut: {cut}" if cut else "") + (f"; too wide: {wide}" if wide else ""))
+        elif check == "live-chart-break":
+            # The live chart of a run with a confirmation run: each replay drawn as two lines (one per run), and
+            # a labelled break between the runs.
+            live = data["liveChart"]
+            report(bool(live) and live["original"] >= 2 and live["control"] >= 2 and live["breaks"] >= 1
+                   and all(live["breakLabels"]),
+                   f"live chart: {live}")
         elif check == "no-console-errors":
             report(not errors, "no console errors" if not errors else "console errors: " + " | ".join(errors))
         else:

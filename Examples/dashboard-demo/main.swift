@@ -69,7 +69,7 @@ do {
             store: store, userID: DemoHistory.personUserID, launcher: launcher, catalog: DemoHistory.catalog,
             health: DemoHealth(startedAt: now),
             localizations: DemoLocalizations(runs: DemoHistory.localizationRuns(now: now)),
-            logger: logger))
+            logger: logger, settingsEditor: DemoSettings()))
     let router = Router()
     dashboard.addPersonRoutes(to: router)
     dashboard.addOperatorRoutes(to: router)

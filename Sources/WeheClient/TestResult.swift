@@ -47,4 +47,12 @@ public struct TestResult: Sendable {
     public var verdict: Verdict { summary.verdict }
     /// For differentiation: throttled or prioritized.
     public var direction: DifferentiationDirection? { summary.direction }
+    /// The original replay's mean throughput, Mbit/s; `nil` when it was not measured (no sample), unlike a real 0.
+    public var originalMeanMbps: Double? {
+        MeasuredMean.value(summary.originalMeanMbps, samples: originalSamples.count, verdict: verdict)
+    }
+    /// The control replay's mean throughput, Mbit/s; `nil` when it was not measured (no sample).
+    public var controlMeanMbps: Double? {
+        MeasuredMean.value(summary.controlMeanMbps, samples: controlSamples.count, verdict: verdict)
+    }
 }

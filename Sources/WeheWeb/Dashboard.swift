@@ -60,6 +60,7 @@ package struct Dashboard: Sendable {
                 try await testJSON(key: try Self.testKey(user: user, count: count))
             }
         }
+        addSettingsRoutes(to: router)
         router.get(RouterPath(base + "/run")) { request, _ in
             await page(request, operatorPage: false) { info in try await runHTML(info) }
         }

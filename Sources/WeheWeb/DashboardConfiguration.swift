@@ -14,6 +14,8 @@ package struct DashboardConfiguration: Sendable {
     package var userID: String?
     /// Starts tests from the browser; `nil` disables the "new test" page's form.
     package var launcher: (any TestLauncher)?
+    /// Shows and changes the person's settings (`wehe dashboard`); `nil` hides the settings page.
+    package var settingsEditor: (any SettingsEditor)?
     /// App names and categories, to show `YouTube` instead of `Youtube-02202024`.
     package var catalog: AppCatalog?
     /// Server figures for the operator health panel.
@@ -82,8 +84,10 @@ package struct DashboardConfiguration: Sendable {
         crowdCacheSeconds: Double = 600,
         localizationLimit: Int = 50,
         operatorToken: String? = nil,
-        logger: Logger = Logger(label: "wehe.web")
+        logger: Logger = Logger(label: "wehe.web"),
+        settingsEditor: (any SettingsEditor)? = nil
     ) {
+        self.settingsEditor = settingsEditor
         self.store = store
         self.userID = userID
         self.launcher = launcher

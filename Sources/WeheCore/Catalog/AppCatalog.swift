@@ -95,6 +95,24 @@ public struct CatalogEntry: Sendable, Hashable, Codable {
     public var isPortTest: Bool { category == .smallPort || category == .largePort }
     /// Whether this is a large port test.
     public var isLargePortTest: Bool { category == .largePort }
+
+    /// The name people read for a port test, which the catalogs name by port and service only (the small and the
+    /// large test of a port are both "80 HTTP"): "Port 80 (HTTP), small (10 MB)", "Port 80 (HTTP), large (50 MB)".
+    /// - Parameters:
+    ///   - catalogName: the catalog's name ("80 HTTP", "465 SMTPS"); its words other than the port are the service.
+    ///   - port: the port number.
+    ///   - large: whether it is the large test.
+    ///   - sizeMB: the catalog's size of the test's trace, if given.
+    public static func portTestName(catalogName: String, port: String, large: Bool, sizeMB: Double?) -> String {
+        let service = catalogName.split(whereSeparator: { $0 == " " || $0 == "(" || $0 == ")" || $0 == "-" })
+            .filter { $0 != Substring(port) && $0.lowercased() != "port" }.joined(separator: " ")
+        var name = "Port \(port)" + (service.isEmpty ? "" : " (\(service))") + ", " + (large ? "large" : "small")
+        if let sizeMB, sizeMB.isFinite, sizeMB > 0 {
+            let rounded = sizeMB.rounded()
+            name += " (" + (rounded == sizeMB ? String(Int(rounded)) : String(sizeMB)) + " MB)"
+        }
+        return name
+    }
 }
 
 /// Catalog categories.

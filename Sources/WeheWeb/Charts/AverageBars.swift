@@ -25,12 +25,15 @@ package struct AverageBars: Sendable {
     package var title: String
     /// Formats the values.
     package var formatter: Formatter
+    /// Written instead of a value for a bar without one ("not measured").
+    package var missing: String
 
     /// Creates the bars.
-    package init(rows: [Row], title: String, formatter: Formatter) {
+    package init(rows: [Row], title: String, formatter: Formatter, missing: String = "–") {
         self.rows = rows
         self.title = title
         self.formatter = formatter
+        self.missing = missing
     }
 
     /// The width of each bar in percent of the longest (0 for an unknown or non-positive value).
@@ -65,7 +68,7 @@ package struct AverageBars: Sendable {
             html.close("svg")
             html.close("span")
             html.element(
-                "span", ["class": "avg-value"], text: row.mbps.map { formatter.number($0) + " Mbit/s" } ?? "–")
+                "span", ["class": "avg-value"], text: row.mbps.map { formatter.number($0) + " Mbit/s" } ?? missing)
             html.close("div")
         }
         html.close("div")

@@ -102,8 +102,9 @@ extension SVG {
                 "text",
                 [
                     "x": position, "y": SVG.coordinate(frame.plotBottom + 24),
-                    // Every other label is left out on a phone, where the words are larger.
-                    "class": index % 2 == 1 ? "tick tick-x odd" : "tick tick-x",
+                    // Every other label is left out on a phone, where the words are larger; there the first
+                    // starts at its tick instead of around it, clear of the "0" of the vertical axis.
+                    "class": index % 2 == 1 ? "tick tick-x odd" : index == 0 ? "tick tick-x first" : "tick tick-x",
                 ], text: xTick(tick))
         }
         close("g")
@@ -125,7 +126,9 @@ extension SVG {
     mutating func legend(_ series: [ChartSeries], frame: PlotFrame) {
         open("g", ["class": "legend"])
         var x = frame.plotLeft
-        for item in series {
+        var shown: Set<String> = []
+        // A series drawn in parts (the runs of a live chart) is named once.
+        for item in series where shown.insert(item.style + "\u{0}" + item.label).inserted {
             empty(
                 "line",
                 [

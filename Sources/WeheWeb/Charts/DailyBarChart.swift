@@ -35,7 +35,9 @@ package struct DailyBarChart: Sendable {
 
     /// The SVG markup.
     package func render(id: String) -> String {
-        let frame = PlotFrame(width: 720, height: 268, left: 72, right: 20, top: 16, bottom: 60)
+        // Room under the plot for the day labels below the "0" of the count axis (on a phone the labels are drawn
+        // twice as large, and the first day's label would otherwise overlap that "0"), then the axis title.
+        let frame = PlotFrame(width: 720, height: 284, left: 72, right: 20, top: 16, bottom: 76)
         let yScale = AxisScale(maximum: Double(bars.map(\.count).max() ?? 1), count: 4, integers: true)
         var svg = SVG()
         svg.openChart(id: id, frame: frame, text: text, cssClass: "bar-chart")
@@ -60,7 +62,7 @@ package struct DailyBarChart: Sendable {
                 "text",
                 [
                     "x": SVG.coordinate(frame.plotLeft + slot * (Double(index) + 0.5)),
-                    "y": SVG.coordinate(frame.plotBottom + 24), "class": "tick tick-x",
+                    "y": SVG.coordinate(frame.plotBottom + 38), "class": "tick tick-x",
                 ], text: formatter.shortDate(bar.day))
         }
         svg.close("g")

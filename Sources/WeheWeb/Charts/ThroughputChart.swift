@@ -9,13 +9,32 @@ package struct ThroughputChart: Sendable {
     /// The words written on the chart when its axis is cut (`{cut}`, `{count}`, `{max}` replaced); `nil` draws
     /// every point to scale whatever its spikes.
     package var clipNote: String?
+    /// Vertical lines with a label where something starts (a confirmation run on the live chart).
+    package var markers: [Marker] = []
+
+    /// A vertical line across the plot at `x`, with `label` written beside its top.
+    package struct Marker: Sendable, Hashable {
+        /// Where, in the units of the x axis.
+        package var x: Double
+        /// What starts there.
+        package var label: String
+
+        /// Creates a marker.
+        package init(x: Double, label: String) {
+            self.x = x
+            self.label = label
+        }
+    }
 
     /// Creates a chart.
-    package init(series: [ChartSeries], text: ChartText, formatter: Formatter, clipNote: String? = nil) {
+    package init(
+        series: [ChartSeries], text: ChartText, formatter: Formatter, clipNote: String? = nil, markers: [Marker] = []
+    ) {
         self.series = series
         self.text = text
         self.formatter = formatter
         self.clipNote = clipNote
+        self.markers = markers
     }
 
     /// Where the vertical axis is cut so that one series' rare spikes cannot flatten the other lines: the values
@@ -72,6 +91,22 @@ package struct ThroughputChart: Sendable {
                 path += SVG.coordinate(yScale.position(point.1, from: frame.plotBottom, to: frame.plotTop))
             }
             svg.empty("path", ["d": path, "class": "series series-\(item.style)", "data-series": item.label])
+        }
+        for (index, marker) in markers.enumerated() where marker.x.isFinite {
+            let x = xScale.position(marker.x, from: frame.plotLeft, to: frame.plotRight)
+            svg.empty(
+                "line",
+                [
+                    "x1": SVG.coordinate(x), "x2": SVG.coordinate(x), "y1": SVG.coordinate(frame.plotTop),
+                    "y2": SVG.coordinate(frame.plotBottom), "class": "run-break",
+                ])
+            svg.element(
+                "text",
+                [
+                    "x": SVG.coordinate(x + 6), "y": SVG.coordinate(frame.plotTop + 18), "class": "run-break-label",
+                    "id": "\(id)-break-\(index + 1)",
+                ],
+                text: marker.label)
         }
         if let clip, let clipNote {
             // The cut is drawn (a zig-zag on the axis) and said in words inside the plot.

@@ -96,8 +96,25 @@ package struct Strings: Sendable {
         "explain_insufficient":
             "Inconclusive, {reason}: the test cannot tell whether {app} is treated differently. Run it again, if possible on a steadier connection.",
         "test_bars_title": "Average speeds",
-        "test_bars_caption":
-            "Average speed of the app's traffic and of the control over the whole test. Similar bars: no sign of differentiation.",
+        "test_bars_caption": "Average speed of the app's traffic and of the control over the whole test.",
+        "test_bars_caption_diff":
+            "The test found the two speeds different beyond chance: the network treats the app's traffic differently.",
+        "test_bars_caption_none": "The test found no difference beyond chance: no sign of differentiation.",
+        "test_bars_caption_inconclusive":
+            "The test cannot tell from these measurements whether the network treats the app differently.",
+        "test_bars_caption_blocked": "The app's traffic could not get through: its port looks blocked.",
+        "not_measured": "not measured",
+        "nav_settings": "Settings",
+        "run_chart_again": "Confirmation run",
+        "settings_title": "Settings",
+        "settings_intro":
+            "The settings of wehe settings, for this computer. Only the values you edit are saved; each is checked as wehe settings set checks it.",
+        "settings_save": "Save changes",
+        "settings_saved": "Saved: {keys}.",
+        "settings_unchanged": "Nothing changed.",
+        "settings_unavailable": "Settings can only be changed from the dashboard of wehe dashboard.",
+        "settings_unreadable": "The settings could not be read.",
+        "settings_forbidden": "Settings can only be changed from this dashboard's own settings page.",
         "test_chart_clip": "Axis cut at {cut}: {count} higher (max {max})",
         "test_chart_clip_caption":
             "The vertical axis is cut at {cut} Mbit/s so that rare spikes do not flatten the other line: {count} measurements above it (up to {max} Mbit/s) are drawn on the top edge.",
@@ -339,8 +356,26 @@ package struct Strings: Sendable {
         "explain_insufficient":
             "Non concluant, trop peu de mesures ({reason}) : le test ne peut pas dire si {app} est traité différemment. Relancez-le, si possible sur une connexion plus stable.",
         "test_bars_title": "Débits moyens",
-        "test_bars_caption":
-            "Débit moyen du trafic de l'application et du témoin sur tout le test. Des barres semblables : aucun signe de différenciation.",
+        "test_bars_caption": "Débit moyen du trafic de l'application et du témoin sur tout le test.",
+        "test_bars_caption_diff":
+            "Le test trouve les deux débits différents au-delà du hasard : le réseau traite le trafic de l'application différemment.",
+        "test_bars_caption_none":
+            "Le test ne trouve aucune différence au-delà du hasard : aucun signe de différenciation.",
+        "test_bars_caption_inconclusive":
+            "Le test ne peut pas dire, d'après ces mesures, si le réseau traite l'application différemment.",
+        "test_bars_caption_blocked": "Le trafic de l'application n'a pas pu passer : son port semble bloqué.",
+        "not_measured": "non mesuré",
+        "nav_settings": "Réglages",
+        "run_chart_again": "Test de confirmation",
+        "settings_title": "Réglages",
+        "settings_intro":
+            "Les réglages de wehe settings, pour cet ordinateur. Seules les valeurs que vous modifiez sont enregistrées ; chacune est vérifiée comme le fait wehe settings set.",
+        "settings_save": "Enregistrer",
+        "settings_saved": "Enregistré : {keys}.",
+        "settings_unchanged": "Rien n'a changé.",
+        "settings_unavailable": "Les réglages ne se modifient que depuis le tableau de bord de wehe dashboard.",
+        "settings_unreadable": "Les réglages n'ont pas pu être lus.",
+        "settings_forbidden": "Les réglages ne se modifient que depuis la page de réglages de ce tableau de bord.",
         "test_chart_clip": "Axe coupé à {cut} : {count} au-dessus (max {max})",
         "test_chart_clip_caption":
             "L'axe vertical est coupé à {cut} Mbit/s pour que de rares pics n'écrasent pas l'autre courbe : {count} mesures au-dessus (jusqu'à {max} Mbit/s) sont tracées sur le bord supérieur.",

@@ -38,8 +38,9 @@ extension Dashboard {
                     provider: overview.metadata.provider ?? strings["unknown_provider"],
                     providerKnown: overview.metadata.provider != nil,
                     verdict: VerdictText(summary: analysis, strings: strings),
-                    original: overview.originalMeanMbps.map { info.formatter.number($0) } ?? "–",
-                    control: overview.controlMeanMbps.map { info.formatter.number($0) } ?? "–",
+                    // A replay without samples was not measured (not a speed of 0).
+                    original: overview.originalMeanMbps.map { info.formatter.number($0) } ?? strings["not_measured"],
+                    control: overview.controlMeanMbps.map { info.formatter.number($0) } ?? strings["not_measured"],
                     bars: MiniBars.comparison(original: overview.originalMeanMbps, control: overview.controlMeanMbps),
                     sensitive: HistoryRow.sensitiveText(overview.sensitive, strings: strings))
             }
@@ -144,8 +145,11 @@ extension Dashboard {
                     "max": formatter.number($0.maximum),
                 ])
         }
-        let originalMean = summary?.originalMeanMbps ?? original?.meanMbps
-        let controlMean = summary?.controlMeanMbps ?? control?.meanMbps
+        // A replay without any sample was not measured: "not measured", never a 0 that reads as blocked.
+        let originalMean = MeasuredMean.value(
+            summary?.originalMeanMbps ?? original?.meanMbps, samples: original?.count, verdict: summary?.verdict)
+        let controlMean = MeasuredMean.value(
+            summary?.controlMeanMbps ?? control?.meanMbps, samples: control?.count, verdict: summary?.verdict)
         let averages =
             originalMean == nil && controlMean == nil
             ? ""
@@ -153,15 +157,17 @@ extension Dashboard {
                 rows: [
                     AverageBars.Row(label: originalLabel, style: "original", mbps: originalMean),
                     AverageBars.Row(label: strings["series_control"], style: "control", mbps: controlMean),
-                ], title: strings["test_bars_title"], formatter: formatter
+                ], title: strings["test_bars_title"], formatter: formatter, missing: strings["not_measured"]
             ).render(id: "average-bars")
         var stats: [StatRow] = []
         if let summary {
             stats += [
                 StatRow(
-                    label: strings["stat_original_mean"], value: formatter.number(summary.originalMeanMbps) + " Mbit/s"),
+                    label: strings["stat_original_mean"],
+                    value: originalMean.map { formatter.number($0) + " Mbit/s" } ?? strings["not_measured"]),
                 StatRow(
-                    label: strings["stat_control_mean"], value: formatter.number(summary.controlMeanMbps) + " Mbit/s"),
+                    label: strings["stat_control_mean"],
+                    value: controlMean.map { formatter.number($0) + " Mbit/s" } ?? strings["not_measured"]),
                 StatRow(label: strings["stat_area"], value: formatter.percent(summary.areaTest, digits: 1)),
                 StatRow(label: strings["stat_ks_d"], value: formatter.number(summary.ksStatistic, digits: 3)),
                 StatRow(label: strings["stat_ks_p"], value: formatter.pValue(summary.ksPValue)),
@@ -218,7 +224,8 @@ extension Dashboard {
             verdict: VerdictText(summary: summary, strings: strings),
             explanation: VerdictText.explanation(of: summary, app: app, strings: strings, formatter: formatter),
             hasSamples: hasSamples, lineChart: lineChart, cdfChart: cdfChart, clipCaption: clipCaption,
-            averages: averages, hasAverages: !averages.isEmpty, stats: stats,
+            averages: averages, hasAverages: !averages.isEmpty,
+            barsCaption: VerdictText.barsCaption(of: summary, strings: strings), stats: stats,
             backHref: base + "/?lang=" + info.language.rawValue,
             jsonHref: base + "/api/tests/" + RequestInfo.escapePath(key.userID) + "/\(key.historyCount)")
         content.dpi = try await dpiSearches(of: key, info: info)

@@ -240,14 +240,32 @@ extension Dashboard {
         return try renderer.render("run-progress", context)
     }
 
-    /// The live chart of a run: the samples received so far, drawn like a test page's chart.
+    /// The live chart of a run: the samples received so far, drawn like a test page's chart. A confirmation run
+    /// (the test again, its replays' time starting from 0 again) is drawn after the first run, past a gap and a
+    /// labelled vertical line, as lines of its own: no line joins the end of one run to the start of the next.
     func liveChart(_ run: TestRun, info: RequestInfo) -> String {
         let strings = info.strings
-        let series = [ReplayRole.original, .control].compactMap { role -> ChartSeries? in
-            guard let samples = run.samples[role], !samples.isEmpty else { return nil }
-            return ChartSeries(
-                label: role == .original ? strings["series_original"] : strings["series_control"],
-                style: role == .original ? "original" : "control", x: samples.map(\.seconds), y: samples.map(\.mbps))
+        let roles = [ReplayRole.original, .control]
+        let parts = roles.map { role in Self.runsOf(run.samples[role] ?? []) }
+        // Where each run starts on the time axis: after the longest replay of the run before, and a gap.
+        var offsets: [Double] = [0]
+        let runCount = parts.map(\.count).max() ?? 0
+        for index in 0..<max(0, runCount - 1) {
+            let end = parts.compactMap { $0.indices.contains(index) ? $0[index].last?.seconds : nil }.max() ?? 0
+            offsets.append(offsets[index] + end + Self.runGapSeconds)
+        }
+        var series: [ChartSeries] = []
+        for (role, runs) in zip(roles, parts) {
+            for (index, part) in runs.enumerated() {
+                series.append(
+                    ChartSeries(
+                        label: role == .original ? strings["series_original"] : strings["series_control"],
+                        style: role == .original ? "original" : "control",
+                        x: part.map { $0.seconds + offsets[index] }, y: part.map(\.mbps)))
+            }
+        }
+        let markers = offsets.dropFirst().map {
+            ThroughputChart.Marker(x: $0 - Self.runGapSeconds / 2, label: strings["run_chart_again"])
         }
         return ThroughputChart(
             series: series.isEmpty
@@ -255,8 +273,25 @@ extension Dashboard {
             text: ChartText(
                 title: strings["run_live_chart"], description: strings["test_chart_desc"], xLabel: strings["axis_time"],
                 yLabel: strings["axis_throughput"]),
-            formatter: info.formatter
+            formatter: info.formatter, markers: markers
         ).render(id: "live-chart")
+    }
+
+    /// Seconds left empty on the live chart between a run and its confirmation run.
+    static let runGapSeconds = 2.0
+
+    /// A replay's samples split into its runs: a run starts again (a confirmation run) where the time since the
+    /// replay started goes back.
+    static func runsOf(_ samples: [(seconds: Double, mbps: Double)]) -> [[(seconds: Double, mbps: Double)]] {
+        var runs: [[(seconds: Double, mbps: Double)]] = []
+        for sample in samples {
+            if let last = runs.last?.last, sample.seconds >= last.seconds {
+                runs[runs.count - 1].append(sample)
+            } else {
+                runs.append([sample])
+            }
+        }
+        return runs
     }
 
     /// `GET /run/{id}/chart`: the live chart alone, as SVG (the run page's script swaps it in).

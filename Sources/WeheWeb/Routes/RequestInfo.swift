@@ -13,11 +13,14 @@ struct RequestInfo: Sendable {
     let path: String
     /// The query parameters in order, decoded.
     let query: [(name: String, value: String)]
+    /// Whether the dashboard has a settings page (`wehe dashboard`), which the navigation then links.
+    let hasSettings: Bool
 
     init(request: Request, configuration: DashboardConfiguration) {
         let query = Self.parseQuery(request.uri.query ?? "")
         self.query = query
         self.path = request.uri.path
+        self.hasSettings = configuration.settingsEditor != nil
         let requested = query.last { $0.name == "lang" }?.value
         let language = Language.negotiate(
             query: requested, acceptLanguage: request.headers[.acceptLanguage], fallback: configuration.defaultLanguage)

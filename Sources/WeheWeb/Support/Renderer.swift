@@ -15,7 +15,7 @@ struct Renderer: Sendable {
     /// Template names every page needs; a missing one fails `init`.
     static let requiredTemplates = [
         "head", "foot", "filters", "findings-table", "history", "test", "run", "run-progress", "operator", "findings",
-        "error", "dpi-section", "dpi-rules", "timeline", "timeline-print", "timeline-body",
+        "error", "dpi-section", "dpi-rules", "timeline", "timeline-print", "timeline-body", "settings",
     ]
 
     /// Loads the templates (`Resources/templates/*.mustache`) and static files (`Resources/static/*`), which the

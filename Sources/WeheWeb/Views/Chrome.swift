@@ -68,6 +68,10 @@ struct Chrome {
         self.runScript = runScript
         self.autoRefreshSeconds = autoRefreshSeconds
         self.wide = operatorLinks
+        if !operatorLinks && info.hasSettings {
+            let href = basePath + "/settings"
+            nav.append(Link(href: href + suffix, label: strings["nav_settings"], current: info.path == href))
+        }
     }
 }
 

@@ -63,6 +63,8 @@ struct TestContent {
     /// The two average speeds as bars (HTML built by `AverageBars`), empty without any.
     var averages: String
     var hasAverages: Bool
+    /// Under the bars: what they show and what the verdict read in them (it follows the verdict).
+    var barsCaption: String
     var stats: [StatRow]
     var backHref: String
     var jsonHref: String

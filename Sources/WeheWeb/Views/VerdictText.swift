@@ -69,6 +69,19 @@ package struct VerdictText: Sendable, Hashable {
         }
     }
 
+    /// The caption under the two average-speed bars: what they show, then what this test's verdict read in them
+    /// (differentiation, none, inconclusive, blocked), so that the caption never contradicts the badge above.
+    package static func barsCaption(of summary: AnalysisSummary?, strings: Strings) -> String {
+        let reading: String
+        switch summary?.verdict {
+        case .differentiation?: reading = "test_bars_caption_diff"
+        case .noDifferentiation?: reading = "test_bars_caption_none"
+        case .blocked?: reading = "test_bars_caption_blocked"
+        case .inconclusive?, nil: reading = "test_bars_caption_inconclusive"
+        }
+        return strings["test_bars_caption"] + " " + strings[reading]
+    }
+
     /// The sentence that explains a test's verdict from its statistics.
     package static func explanation(
         of summary: AnalysisSummary?, app: String, strings: Strings, formatter: Formatter

@@ -64,14 +64,21 @@ public struct CatalogDecoder: Sendable {
             throw WeheWireError(
                 .unexpectedStructure, "app test has no 'randomdatafile'", entry: index, field: "randomdatafile")
         }
+        let sizeMB = try optionalNumber(app, "size", index: index)
+        let originalFile = try requiredString(app, "datafile", index: index)
         var entry = CatalogEntry(
             id: id,
-            name: name,
+            // A port test is named with its size: the small and the large one share the catalog's name.
+            name: isPort
+                ? CatalogEntry.portTestName(
+                    catalogName: name, port: Self.portNumber(inReplayFile: originalFile),
+                    large: category == .largePort, sizeMB: sizeMB)
+                : name,
             image: image,
             category: category,
             durationSeconds: try requiredNumber(app, "time", index: index),
-            sizeMB: try optionalNumber(app, "size", index: index),
-            originalFile: try requiredString(app, "datafile", index: index),
+            sizeMB: sizeMB,
+            originalFile: originalFile,
             controlFile: control,
             frenchOnly: try flag(app, "frenchOnly", index: index),
             englishOnly: try flag(app, "englishOnly", index: index)
@@ -103,13 +110,18 @@ public struct CatalogDecoder: Sendable {
             throw WeheWireError(
                 .unexpectedStructure, "app test has no 'randomReplayFile'", entry: index, field: "randomReplayFile")
         }
+        let sizeMB = try optionalNumber(app, "size", index: index)
         return CatalogEntry(
             id: id,
-            name: name,
+            // A port test is named with its size: the small and the large one share the catalog's name.
+            name: isPort
+                ? CatalogEntry.portTestName(
+                    catalogName: name, port: Self.portNumber(inReplayFile: replayFile), large: isLarge, sizeMB: sizeMB)
+                : name,
             image: image,
             category: category,
             durationSeconds: try requiredNumber(app, "time", index: index),
-            sizeMB: try optionalNumber(app, "size", index: index),
+            sizeMB: sizeMB,
             originalFile: Self.withJSONExtension(replayFile),
             controlFile: isPort ? nil : control.map(Self.withJSONExtension),
             frenchOnly: try flag(app, "frenchOnly", index: index),

@@ -95,9 +95,10 @@ struct ClientTestLauncher: TestLauncher {
                 plan, configuration: configuration, directory: directory, json: true
             ) { configuration, envelope in
                 let client = ReplayClient(configuration: configuration)
-                progress(.message("\(configuration.server):\(configuration.sideChannelPort)"))
+                progress(.message(strings.connectingWords(configuration.server)))
+                let words = ProgressWords(strings: strings, tests: [test])
                 return try await RunCommand.guarded(envelope) {
-                    try await client.run(test) { event in Self.report(event, to: progress) }
+                    try await client.run(test) { event in Self.report(event, to: progress, words: words) }
                 }
             }
         } catch let error as ReplayClientError {
@@ -122,17 +123,21 @@ struct ClientTestLauncher: TestLauncher {
         return ReplayLibrary(directory: replayDirectory, additionalDirectories: additionalDirectories)
     }
 
-    /// Translates client events into the dashboard's progress events.
-    static func report(_ event: ReplayClientEvent, to progress: (TestProgressEvent) -> Void) {
+    /// Translates client events into the dashboard's progress events; the log's lines in plain words (`words`):
+    /// what runs, the data moved and left, the time left (a progress line every few seconds of a replay).
+    static func report(
+        _ event: ReplayClientEvent, to progress: (TestProgressEvent) -> Void, words: ProgressWords
+    ) {
         switch event {
-        case .testStarted(_, let historyCount, let isConfirmation):
+        case .testStarted(let test, _, let isConfirmation):
             progress(.phase(.connecting))
-            progress(.message(isConfirmation ? "confirmation run \(historyCount)" : "test \(historyCount)"))
+            progress(.message(words.started(test, isConfirmation: isConfirmation)))
             progress(.fraction(isConfirmation ? 0.5 : 0.02))
-        case .replayStarted(_, let role, let replayName, _):
+        case .replayStarted(let test, let role, _, _):
             progress(.phase(role == .original ? .original : .control))
-            progress(.message(replayName))
-        case .replayProgress(_, let role, let snapshot):
+            progress(.message(words.replayStarted(test, role: role)))
+        case .replayProgress(let test, let role, let snapshot):
+            if let line = words.periodicProgress(test, snapshot) { progress(.message(line)) }
             let seconds =
                 Double(snapshot.elapsed.components.seconds)
                 + Double(snapshot.elapsed.components.attoseconds) / 1e18
@@ -141,15 +146,16 @@ struct ClientTestLauncher: TestLauncher {
                 let done = min(1, Double(snapshot.packetsSent) / Double(snapshot.totalPackets))
                 progress(.fraction(0.05 + 0.4 * (Double(role.rawValue) + done)))
             }
-        case .replayFinished(_, let role, _):
+        case .replayFinished(_, let role, let outcome):
+            words.replayFinished(outcome)
             progress(.fraction(0.05 + 0.4 * Double(role.rawValue + 1)))
-        case .portBlocked(_, let port):
-            progress(.message("port \(port) could not be reached"))
+        case .portBlocked(let test, let port):
+            progress(.message(words.strings.portBlockedWords(words.name(test), port: port)))
         case .analysisRequested:
             progress(.phase(.analysing))
             progress(.fraction(0.9))
-        case .confirmationScheduled(_, let firstVerdict, _):
-            progress(.message("first result \(firstVerdict.rawValue); running a confirmation"))
+        case .confirmationScheduled(_, _, let first):
+            progress(.message(words.strings.confirmationLine(first)))
         case .testFinished:
             progress(.phase(.saving))
             progress(.fraction(1))

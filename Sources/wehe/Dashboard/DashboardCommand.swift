@@ -61,7 +61,8 @@ struct DashboardCommand: AsyncParsableCommand {
                 configuration: DashboardConfiguration(
                     store: history, userID: settings.userID, launcher: launcher, catalog: catalog,
                     timeZone: .current, defaultLanguage: strings.language == .fr ? .french : .english,
-                    allowedHosts: ["127.0.0.1", "localhost"], logger: logger))
+                    allowedHosts: ["127.0.0.1", "localhost"], logger: logger,
+                    settingsEditor: DashboardSettings(directory: directory, strings: strings)))
             let router = Router()
             dashboard.addPersonRoutes(to: router)
             let requested = port

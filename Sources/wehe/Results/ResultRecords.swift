@@ -82,10 +82,10 @@ struct ResultRecords {
             let summary = row.analysis
             let cells: [String] = [
                 String(row.key.historyCount), Self.shortDate(row.metadata.startedAt),
-                Terminal.truncated(app(row.metadata.replayName), 12),
+                Terminal.truncated(app(row.metadata.replayName), 28),
                 summary.map(strings.tableVerdict) ?? "-",
-                summary.map { Terminal.format($0.originalMeanMbps, decimals: 1, language: strings.language) } ?? "-",
-                summary.map { Terminal.format($0.controlMeanMbps, decimals: 1, language: strings.language) } ?? "-",
+                summary == nil ? "-" : strings.speedCell(Self.originalMean(row)),
+                summary == nil ? "-" : strings.speedCell(Self.controlMean(row)),
                 summary.map {
                     $0.ksPValue < 0 || $0.insufficientDataReason != nil
                         ? "-" : ResultOutput.shortNumber($0.ksPValue, strings: strings)
@@ -165,6 +165,7 @@ struct ResultRecords {
         }
         return strings.summaryParagraph(
             app: app, provider: provider, date: date, zone: zone, server: server, summary: summary,
-            clientVersion: version, adaptive: row.sensitive)
+            clientVersion: version, adaptive: row.sensitive, originalMeasured: Self.originalMean(row) != nil,
+            controlMeasured: Self.controlMean(row) != nil)
     }
 }

@@ -24,10 +24,11 @@ struct ShowResult: AsyncParsableCommand {
             let directory = DataDirectory.resolve(dataDirectory)
             let settings = try directory.loadSettings()
             let strings = Strings.select(language ?? settings.language)
-            let (found, localization) = try await History.with(directory) { store in
+            let (found, localization, dpi) = try await History.with(directory) { store in
                 (
                     try await store.test(TestKey(userID: settings.userID, historyCount: id)),
-                    try await store.localizations(userID: settings.userID).first { $0.historyCounts.contains(id) }
+                    try await store.localizations(userID: settings.userID).first { $0.historyCounts.contains(id) },
+                    try await store.dpiResults(DPIResultQuery(userID: settings.userID, historyCount: id, limit: 10))
                 )
             }
             guard let record = found else {
@@ -57,16 +58,11 @@ struct ShowResult: AsyncParsableCommand {
                 "\(records.app(record.metadata.replayName))  #\(id)  \(ResultRecords.isoDate(record.metadata.startedAt))"
                     + "  (\(record.metadata.replayName))")
             if let summary = record.mainAnalysis?.summary {
-                let language = strings.language
                 var verdict = strings.verdict(summary.verdict.rawValue)
                 if let direction = summary.direction { verdict += " (\(strings.direction(direction.rawValue)))" }
                 print("  \(label.verdict): \(verdict)")
-                print(
-                    "  \(label.original): \(Terminal.format(summary.originalMeanMbps, decimals: 3, language: language)) Mbit/s"
-                )
-                print(
-                    "  \(label.control): \(Terminal.format(summary.controlMeanMbps, decimals: 3, language: language)) Mbit/s"
-                )
+                print("  \(label.original): \(strings.speed(ResultRecords.originalMean(overview), decimals: 3))")
+                print("  \(label.control): \(strings.speed(ResultRecords.controlMean(overview), decimals: 3))")
                 print("  area_test: \(summary.areaTest)  ks2pVal: \(summary.ksPValue)  ks2dVal: \(summary.ksStatistic)")
                 print("  ks2_ratio_test: \(summary.ks2RatioTest)")
                 print(
@@ -95,6 +91,13 @@ struct ShowResult: AsyncParsableCommand {
                     if let note = change.note { text += "; \(note)" }
                     print(Terminal.wrap(text, indent: "    "))
                 }
+            }
+            // The DPI searches started from this test: the bytes the classifier matches, or why none were found.
+            for line in DPIFindingLines.lines(dpi, strings: strings) {
+                // Wrapped to 80 columns under its own indent.
+                let indent = String(line.prefix { $0 == " " })
+                let text = Terminal.wrap(String(line.dropFirst(indent.count)), width: 80 - indent.count)
+                print(indent + text.replacingOccurrences(of: "\n", with: "\n" + indent))
             }
             let lines = Sparkline.render(series: record.replays.map(\.samples.mbps), width: 60)
             for (replay, line) in zip(record.replays, lines) {

@@ -17,6 +17,8 @@ final class ProgressRenderer: Sendable {
     private let live: Bool
     private let descriptor: Int32
     private let state = Mutex(State())
+    /// The progress in plain words (names, data moved and left, time left).
+    private let words: ProgressWords
 
     /// Progress of the replay in flight: recent (elapsed seconds, bytes) points and the time of the last plain line.
     private struct State {
@@ -35,8 +37,9 @@ final class ProgressRenderer: Sendable {
     /// The current throughput is measured over this many seconds.
     static let rateWindow = 1.0
 
-    init(strings: Strings, json: Bool) {
+    init(strings: Strings, json: Bool, tests: [ReplayClient.Test] = []) {
         self.strings = strings
+        words = ProgressWords(strings: strings, tests: tests)
         descriptor = json ? STDERR_FILENO : STDOUT_FILENO
         live = isatty(descriptor) == 1
     }
@@ -44,13 +47,14 @@ final class ProgressRenderer: Sendable {
     func handle(_ event: ReplayClientEvent) {
         switch event {
         case .testStarted(let test, let historyCount, let isConfirmation):
-            emit("\(test) #\(historyCount)" + (isConfirmation ? " (\(strings.confirming))" : ""))
-        case .replayStarted(_, let role, let name, let position):
+            emit(words.started(test, isConfirmation: isConfirmation) + " [#\(historyCount)]")
+        case .replayStarted(let test, let role, _, _):
             state.withLock { $0 = State() }
-            emit("  " + strings.replayLine(position, role == .original ? strings.original : strings.control, name))
-        case .replayProgress(_, _, let progress):
-            render(progress)
+            emit("  " + words.replayStarted(test, role: role))
+        case .replayProgress(let test, _, let progress):
+            render(progress, test: test)
         case .replayFinished(_, _, let outcome):
+            words.replayFinished(outcome)
             let line =
                 "    " + strings.replayDone(Terminal.bytes(outcome.bytesReceived), outcome.duration.inSeconds)
             if live { overwrite(line + "\n") } else { emit(line) }
@@ -100,7 +104,7 @@ final class ProgressRenderer: Sendable {
         emit(line)
     }
 
-    private func render(_ progress: ReplayProgress) {
+    private func render(_ progress: ReplayProgress, test: String? = nil) {
         let seconds = progress.elapsed.inSeconds
         let (mbps, due) = state.withLock { state -> (Double, Bool) in
             let mbps = state.rate(seconds: seconds, bytes: progress.bytesReceived)
@@ -108,9 +112,10 @@ final class ProgressRenderer: Sendable {
             state.lastPlainLine = seconds
             return (mbps, true)
         }
+        let speed = "\(Terminal.format(mbps, decimals: 1)) Mbit/s"
         let text =
-            "\(Terminal.bytes(progress.bytesReceived)), \(Terminal.format(seconds, decimals: 1)) s, "
-            + "\(Terminal.format(mbps, decimals: 1)) Mbit/s"
+            test.map { words.progress($0, progress, named: false) + ", " + speed }
+            ?? "\(Terminal.bytes(progress.bytesReceived)), \(Terminal.format(seconds, decimals: 1)) s, " + speed
         if live {
             let width = 24
             let filled = Int((progress.fractionDone * Double(width)).rounded())

@@ -41,9 +41,8 @@ enum ResultOutput {
     static func table(_ results: [TestResult], strings: Strings, color: Bool) -> String {
         let rows = results.map { result -> [String] in
             [
-                Terminal.truncated(result.name, 12), strings.tableVerdict(result.summary),
-                Terminal.format(result.summary.originalMeanMbps, decimals: 1, language: strings.language),
-                Terminal.format(result.summary.controlMeanMbps, decimals: 1, language: strings.language),
+                Terminal.truncated(result.name, 28), strings.tableVerdict(result.summary),
+                strings.speedCell(result.originalMeanMbps), strings.speedCell(result.controlMeanMbps),
                 result.summary.ksPValue < 0 || result.summary.insufficientDataReason != nil
                     ? "-" : shortNumber(result.summary.ksPValue, strings: strings),
                 // An adaptive verdict computes no area (-1 then): a dash, as for the KS p-value.
@@ -59,15 +58,18 @@ enum ResultOutput {
                     strings.pValueHeader, strings.areaHeader, strings.timeHeader,
                 ],
                 rows: rows, rightAligned: [2, 3, 4, 5, 6]) + "\n" + Terminal.wrap(strings.tableCaption(zone: nil))
-        let reasons = results.compactMap { result in
-            result.summary.insufficientDataReason.map {
-                Terminal.wrap("\(result.name): " + strings.tooFewMeasurements($0))
-            }
+        // The same reason for several tests is said once, with the tests it concerns; the advice once for all.
+        let short = results.compactMap { result in
+            result.summary.insufficientDataReason.map { (result.name, strings.tooFewMeasurements($0)) }
         }
+        let reasons =
+            short.isEmpty
+            ? []
+            : folded(short).map { Terminal.wrap($0) }
+                + [Terminal.wrap(strings.tooFewMeasurementsAdvice(tests: short.count))]
         let sensitiveLines = results.compactMap(sensitiveLine)
-        let timeLimitLines = results.compactMap { result in
-            result.timeLimitNote.map { Terminal.wrap("\(result.name): \($0)") }
-        }
+        let timeLimitLines = folded(results.compactMap { result in result.timeLimitNote.map { (result.name, $0) } })
+            .map { Terminal.wrap($0) }
         let notes = reasons + timeLimitLines + sensitiveLines
         let footer = notes.isEmpty ? "" : "\n" + notes.joined(separator: "\n")
         guard color else { return text + footer }
@@ -76,6 +78,17 @@ enum ResultOutput {
             lines[index + 2] = colorCode(result.verdict) + lines[index + 2] + "\u{1B}[0m"
         }
         return lines.joined(separator: "\n") + footer
+    }
+
+    /// Notes of several tests, one line per distinct text, in the order first seen: "Netflix, YouTube: text".
+    static func folded(_ notes: [(test: String, text: String)]) -> [String] {
+        var order: [String] = []
+        var tests: [String: [String]] = [:]
+        for note in notes {
+            if tests[note.text] == nil { order.append(note.text) }
+            tests[note.text, default: []].append(note.test)
+        }
+        return order.map { text in (tests[text] ?? []).joined(separator: ", ") + ": " + text }
     }
 
     static func colorCode(_ verdict: Verdict) -> String {

@@ -153,7 +153,7 @@ struct RunCommand: AsyncParsableCommand {
         adaptive: Bool = false
     ) async throws {
         let route = route ?? FleetRoute(session: nil, base: configuration, trustPEM: nil, json: json)
-        let renderer = ProgressRenderer(strings: strings, json: json)
+        let renderer = ProgressRenderer(strings: strings, json: json, tests: tests)
         var results: [TestResult] = []
         var localized: [LocalizationResult] = []
         var failure: CLIError?

@@ -138,6 +138,95 @@ struct Strings: Sendable {
     }
     var analysing: String { pick("waiting for the analysis", "attente de l'analyse") }
     var confirming: String { pick("confirmation run", "test de confirmation") }
+    /// Before a test's replays: "Testing Netflix: about 54 MB and 40 s" (a confirmation run says it runs again).
+    func testStartedWords(_ name: String, bytes: String?, time: String?, confirmation: Bool) -> String {
+        let cost = bytes.flatMap { bytes in time.map { (bytes, $0) } }
+        if confirmation {
+            return pick("Running \(name) again to confirm the first result", "Nouveau test de \(name) pour confirmer")
+                + (cost.map { pick(": about \($0.0) and \($0.1)", " : environ \($0.0) et \($0.1)") } ?? "")
+        }
+        return pick("Testing \(name)", "Test de \(name)")
+            + (cost.map { pick(": about \($0.0) and \($0.1)", " : environ \($0.0) et \($0.1)") } ?? "")
+    }
+    /// "Replaying Netflix (original)", with what has moved and what is left when known: "…: 12 MB of 54 MB, about
+    /// 40 s left".
+    func replayingWords(_ name: String, role: ReplayRole, progress: (done: String, total: String?, left: String?)?)
+        -> String
+    {
+        let what =
+            role == .original
+            ? pick("original, the app's recorded traffic", "original, le trafic enregistré de l'appli")
+            : pick("control, the same bytes disguised", "contrôle, les mêmes octets déguisés")
+        let text = pick("Replaying \(name) (\(what))", "Rejeu de \(name) (\(what))")
+        guard let progress else { return text }
+        return text + pick(": ", " : ") + movedWords(progress.done, total: progress.total, left: progress.left)
+    }
+    /// What a setting is and what it accepts, on the dashboard's settings page.
+    func settingHelp(_ key: String) -> String {
+        switch key {
+        case "server":
+            pick(
+                "Replay server: a host name or address (the default name means the public fleet).",
+                "Serveur de rejeu : nom ou adresse (le nom par défaut désigne la flotte publique).")
+        case "cert":
+            pick(
+                "PEM file of the CA that signs the server's certificate, or none.",
+                "Fichier PEM de l'autorité qui signe le certificat du serveur, ou none.")
+        case "locate-url":
+            pick("Locate service URL, or default (M-Lab's).", "URL du service locate, ou default (M-Lab).")
+        case "locate-ca":
+            pick(
+                "PEM file of a CA for the locate service, or none.", "Fichier PEM d'une autorité pour locate, ou none.")
+        case "site": pick("Fleet site to use, or nearest.", "Site de la flotte à utiliser, ou nearest.")
+        case "user-id":
+            pick(
+                "Your anonymous id: 2 to 64 letters or digits (the dashboard keeps showing the history of the id it "
+                    + "started with).",
+                "Votre identifiant anonyme : 2 à 64 lettres ou chiffres (le tableau de bord montre l'historique de "
+                    + "l'identifiant de son démarrage).")
+        case "area-threshold":
+            pick(
+                "Area threshold: a fraction in [0, 1], or default.", "Seuil d'aire : fraction dans [0, 1], ou default.")
+        case "p-threshold":
+            pick(
+                "KS p-value threshold: a fraction in [0, 1], or default.",
+                "Seuil de p-valeur KS : fraction dans [0, 1], ou default.")
+        case "rules": pick("Verdict rules: android or ios.", "Règles du verdict : android ou ios.")
+        case "confirmation":
+            pick(
+                "on: a differentiation or an unclear result is run again to confirm it; off.",
+                "on : une différenciation ou un résultat incertain est retesté pour confirmation ; off.")
+        case "language": pick("Language: en, fr or auto.", "Langue : en, fr ou auto.")
+        case "consent": pick("Consent to run tests: on or off.", "Consentement aux tests : on ou off.")
+        case "asn-prefixes":
+            pick(
+                "Your own IP-to-AS prefix file (RouteViews), or none.",
+                "Votre fichier de préfixes IP vers AS (RouteViews), ou none.")
+        case "asn-names": pick("AS names file, or none.", "Fichier des noms d'AS, ou none.")
+        case "provider":
+            pick(
+                "Provider name shown instead of the AS name, or none.",
+                "Nom du fournisseur affiché au lieu du nom d'AS, ou none.")
+        default: ""
+        }
+    }
+    /// The dashboard's first log line of a test.
+    func connectingWords(_ server: String) -> String {
+        pick("Connecting to the Wehe server \(server)", "Connexion au serveur Wehe \(server)")
+    }
+    /// A port test whose port could not be reached.
+    func portBlockedWords(_ name: String, port: Int) -> String {
+        pick(
+            "\(name): port \(port) could not be reached (it may be blocked)",
+            "\(name) : le port \(port) est injoignable (il est peut-être bloqué)")
+    }
+    /// "12 MB of 54 MB, about 40 s left".
+    func movedWords(_ done: String, total: String?, left: String?) -> String {
+        var text = done
+        if let total { text += pick(" of \(total)", " sur \(total)") }
+        if let left { text += pick(", about \(left) left", ", environ \(left) restant") }
+        return text
+    }
     /// After an adaptive verdict's round: "round 3 (long round): 4.2 MB of at most 20 MB so far, app 12 % slower;
     /// another round".
     func adaptiveRoundLine(_ round: AdaptiveRoundProgress) -> String {
@@ -328,16 +417,46 @@ struct Strings: Sendable {
                 + "\(testsLeft) test\(testsLeft == 1 ? "" : "s") restant\(testsLeft == 1 ? "" : "s"), hors "
                 + "tests de confirmation)")
     }
+    /// What a DPI search cost, in `results show`.
+    func dpiCost(probes: Int, megabytes: String) -> String {
+        pick("\(probes) probes, \(megabytes) MB", "\(probes) sondes, \(megabytes) Mo")
+    }
+    /// A DPI search that found what the classifier matches.
+    func dpiFound(date: String, cost: String) -> String {
+        pick(
+            "DPI search of \(date) (\(cost)): the classifier matches these bytes",
+            "recherche DPI du \(date) (\(cost)) : le classificateur reconnaît ces octets")
+    }
+    /// A DPI search that found no rule, and why (the search's own words).
+    func dpiNoRule(date: String, cost: String, why: String) -> String {
+        pick(
+            "DPI search of \(date) (\(cost)): no rule found (\(why))",
+            "recherche DPI du \(date) (\(cost)) : aucune règle trouvée (\(why))")
+    }
+    /// Where a DPI rule lies: packet and byte range.
+    func dpiRule(packet: String, first: Int, last: Int) -> String {
+        pick("packet \(packet), bytes \(first) to \(last)", "paquet \(packet), octets \(first) à \(last)")
+    }
+    /// Said instead of a speed for a replay that has no measurement (not "0.0", which reads as blocked).
+    var notMeasured: String { pick("not measured", "non mesuré") }
+    /// A mean speed in a table cell: "12.3", or "not measured" when the replay has no measurement.
+    func speedCell(_ mbps: Double?, decimals: Int = 1) -> String {
+        mbps.map { Terminal.format($0, decimals: decimals, language: language) } ?? notMeasured
+    }
+    /// A mean speed in a sentence: "12.3 Mbit/s", or "not measured".
+    func speed(_ mbps: Double?, decimals: Int = 1) -> String {
+        mbps.map { Terminal.format($0, decimals: decimals, language: language) + " Mbit/s" } ?? notMeasured
+    }
     /// The verdict of one test in one line, printed as soon as it ends.
     func verdictLine(_ result: TestResult) -> String {
         let summary = result.summary
-        let app = Terminal.format(summary.originalMeanMbps, decimals: 1, language: language)
-        let control = Terminal.format(summary.controlMeanMbps, decimals: 1, language: language)
+        let app = speed(result.originalMeanMbps)
+        let control = speed(result.controlMeanMbps)
         var verdict = verdict(summary.verdict.rawValue)
         if let direction = summary.direction { verdict += " (\(self.direction(direction.rawValue)))" }
         var line =
             "→ \(result.name): \(verdict), "
-            + pick("app \(app), control \(control) Mbit/s", "appli \(app), contrôle \(control) Mbit/s")
+            + pick("app \(app), control \(control)", "appli \(app), contrôle \(control)")
         if summary.insufficientDataReason != nil { line += pick(" (too few measurements)", " (trop peu de mesures)") }
         line += pick(", on ", ", sur ") + networkText(result.network)
         return line
@@ -414,11 +533,13 @@ struct Strings: Sendable {
     /// `results show --summary`: one paragraph a journalist can paste.
     func summaryParagraph(
         app: String, provider: String?, date: String, zone: String, server: String, summary: AnalysisSummary,
-        clientVersion: String?, adaptive: SensitiveSummary? = nil
+        clientVersion: String?, adaptive: SensitiveSummary? = nil, originalMeasured: Bool = true,
+        controlMeasured: Bool = true
     ) -> String {
         let measured = clientVersion.map { " \($0)" } ?? ""
-        let appSpeed = Terminal.format(summary.originalMeanMbps, decimals: 1, language: language)
-        let control = Terminal.format(summary.controlMeanMbps, decimals: 1, language: language)
+        // "12.3 Mbit/s", or "not measured" for a replay without measurement.
+        let appSpeed = speed(originalMeasured ? summary.originalMeanMbps : nil)
+        let control = speed(controlMeasured ? summary.controlMeanMbps : nil)
         let network = provider.map { pick(" on \($0)", " sur \($0)") } ?? ""
         let p = Terminal.pValue(summary.ksPValue, language: language)
         let area = Terminal.format(abs(summary.areaTest), decimals: 2, language: language)
@@ -456,27 +577,32 @@ struct Strings: Sendable {
                 "\(finding). Adaptive test of \(date) (\(zone)) against the Wehe server \(server): in "
                     + "\(adaptive.rounds) short rounds (\(megabytes) MB), each the app's recorded traffic and a "
                     + "bit-inverted copy of it (the control, which a classifier cannot recognise) in random order, the "
-                    + "app reached \(appSpeed) Mbit/s on average and the control \(control) Mbit/s over the same bytes: "
+                    + "app reached \(appSpeed) on average and the control \(control) over the same bytes: "
                     + "\(adaptive.effectText), stopped for \(reason.rawValue) (false-positive bound "
                     + "\(Terminal.format(adaptive.alpha, decimals: 2, language: language))). "
                     + "Measured with Wehe for Swift\(measured).",
                 "\(finding). Test adaptatif du \(date) (\(zone)) avec le serveur Wehe \(server) : en "
                     + "\(adaptive.rounds) manches courtes (\(megabytes) Mo), chacune le trafic enregistré de l'appli et "
                     + "une copie inversée bit à bit (le contrôle, qu'un classificateur ne peut reconnaître) dans un "
-                    + "ordre aléatoire, l'appli a atteint \(appSpeed) Mbit/s en moyenne et le contrôle \(control) "
-                    + "Mbit/s sur les mêmes octets : \(adaptive.effectText), arrêt : \(reason.rawValue) (taux de faux "
+                    + "ordre aléatoire, l'appli a atteint \(appSpeed) en moyenne et le contrôle \(control) "
+                    + "sur les mêmes octets : \(adaptive.effectText), arrêt : \(reason.rawValue) (taux de faux "
                     + "positifs au plus \(Terminal.format(adaptive.alpha, decimals: 2, language: language))). "
                     + "Mesuré avec Wehe for Swift\(measured).")
         }
+        let appReached =
+            originalMeasured
+            ? pick("reached \(appSpeed) on average", "a atteint \(appSpeed) en moyenne")
+            : pick("was not measured", "n'a pas été mesuré")
+        let controlReached = controlMeasured ? control : pick("was not measured", "n'a pas été mesuré")
         return pick(
             "\(finding). Test of \(date) (\(zone)) against the Wehe server \(server): the app's recorded traffic "
-                + "reached \(appSpeed) Mbit/s on average, a bit-inverted copy of it (the control, which a classifier "
-                + "cannot recognise) \(control) Mbit/s (area test \(area), KS test p \(p); thresholds: area "
+                + "\(appReached), a bit-inverted copy of it (the control, which a classifier "
+                + "cannot recognise) \(controlReached) (area test \(area), KS test p \(p); thresholds: area "
                 + "\(summary.thresholds.area), p \(summary.thresholds.ksPValue), \(summary.thresholds.ruleSet) rule). "
                 + "Measured with Wehe for Swift\(measured).",
             "\(finding). Test du \(date) (\(zone)) avec le serveur Wehe \(server) : le trafic enregistré de "
-                + "l'appli a atteint \(appSpeed) Mbit/s en moyenne, une copie inversée bit à bit (le contrôle, "
-                + "qu'un classificateur ne peut reconnaître) \(control) Mbit/s (test d'aire \(area), test KS p \(p) ; "
+                + "l'appli \(appReached), une copie inversée bit à bit (le contrôle, "
+                + "qu'un classificateur ne peut reconnaître) \(controlReached) (test d'aire \(area), test KS p \(p) ; "
                 + "seuils : aire \(summary.thresholds.area), p \(summary.thresholds.ksPValue), règle "
                 + "\(summary.thresholds.ruleSet)). Mesuré avec Wehe for Swift\(measured).")
     }
@@ -486,13 +612,23 @@ struct Strings: Sendable {
             "The Wehe test of \(app) of \(date) (\(zone)) against \(server) has no analysis.",
             "Le test Wehe de \(app) du \(date) (\(zone)) avec \(server) n'a pas d'analyse.")
     }
-    /// Why a test is inconclusive for lack of measurements, and what to do.
+    /// Why a test is inconclusive for lack of measurements (`tooFewMeasurementsAdvice` says what to do, once for
+    /// every test it concerns).
     func tooFewMeasurements(_ reason: String) -> String {
-        pick(
-            "inconclusive, \(reason): the replays were too short to measure on this path; run the test again or "
-                + "try a longer test",
-            "non concluant, trop peu de mesures (\(reason)) : les rejeux étaient trop courts pour être mesurés sur "
-                + "ce chemin ; relancez le test ou essayez un test plus long")
+        pick("inconclusive, \(reason)", "non concluant, trop peu de mesures (\(reason))")
+    }
+    /// What to do about tests with too few measurements, said once under their reasons.
+    func tooFewMeasurementsAdvice(tests: Int) -> String {
+        tests == 1
+            ? pick(
+                "The replays were too short to measure on this path: run the test again or try a longer test.",
+                "Les rejeux étaient trop courts pour être mesurés sur ce chemin : relancez le test ou essayez un test "
+                    + "plus long.")
+            : pick(
+                "The replays of these \(tests) tests were too short to measure on this path: run them again or try "
+                    + "longer tests.",
+                "Les rejeux de ces \(tests) tests étaient trop courts pour être mesurés sur ce chemin : relancez-les "
+                    + "ou essayez des tests plus longs.")
     }
     /// The French lead of a one-line error (the detail that follows stays as the library wrote it); `nil` in
     /// English, where the message speaks for itself.
