@@ -168,6 +168,12 @@ measure operator-dpi-1400 "/operator/dpi" 1400 900 no-sideways-scroll tables-fit
 measure run-390 "/run" 390 844 no-sideways-scroll
 measure run-1400 "/run" 1400 900 no-sideways-scroll
 measure test-fr-390 "/tests/demo-user/2?lang=fr" 390 844 no-sideways-scroll verdict-visible chart-text-readable
+# The timeline over the demo's history on two providers (with a month of daily tests): legend, "since when" and the day-by-day
+# charts inside the viewport, on a phone and a desktop, in English and French, and the page to print.
+measure timeline-390 "/timeline" 390 844 no-sideways-scroll timeline-visible
+measure timeline-1400 "/timeline" 1400 900 no-sideways-scroll timeline-visible tables-fit
+measure timeline-fr-390 "/timeline?lang=fr" 390 844 no-sideways-scroll timeline-visible
+measure timeline-print-1400 "/timeline/print" 1400 900 no-sideways-scroll timeline-visible
 
 page test-spiky "/tests/demo-user/$SPIKY" 1280x1400
 expect test-spiky "axis cut said on the chart" 'id="throughput-chart-clip"'
@@ -180,4 +186,5 @@ if [ "$FAILURES" -gt 0 ]; then
     exit 1
 fi
 echo "browser-check: all checks passed; screenshots in $OUT (history, test, test-fr, operator, run at 1280 px;"
-echo "  history-390/-1400, test-390/-1400, test-spiky-390, test-few-390, operator-390/-1400, run-390 full pages)"
+echo "  history-390/-1400, test-390/-1400, test-spiky-390, test-few-390, operator-390/-1400, run-390,"
+echo "  timeline-390/-1400, timeline-fr-390, timeline-print-1400 full pages)"

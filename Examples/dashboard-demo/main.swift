@@ -47,6 +47,8 @@ let store = InMemoryResultStore()
 var history = DemoHistory(seed: 7)
 do {
     var personTests = history.personTests(count: 36, now: now)
+    // A month of daily tests for the timeline: a throttle that goes on and one that stopped.
+    personTests += history.timelineTests(firstHistoryCount: personTests.count + 1, now: now)
     // A control with spikes (the line chart cuts its axis) and a test with too few measurements.
     personTests += history.edgeCaseTests(firstHistoryCount: personTests.count + 1, now: now)
     try await store.save(tests: personTests)

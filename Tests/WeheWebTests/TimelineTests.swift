@@ -146,7 +146,11 @@ struct TimelineTests {
             #expect(html.contains("Throttled since 13 Mar 2026 (2 tests)"))
             #expect(html.contains("Throttled on 10 Mar 2026 (1 test); not throttled on 12 Mar 2026"))
             #expect(html.contains("No throttling seen"))
-            #expect(html.components(separatedBy: "class=\"timeline-chart\"").count - 1 == 3)
+            // "Since when" lists the throttle that goes on first, then the one that stopped, then the rest.
+            let since = try #require(html.components(separatedBy: "<table class=\"since\">").last)
+            let order = ["Netflix</th>", "YouTube</th>", "Spotify</th>"].compactMap { since.range(of: $0)?.lowerBound }
+            #expect(order.count == 3 && order == order.sorted())
+            #expect(html.components(separatedBy: "class=\"timeline-chart lanes-").count - 1 == 3)
             #expect(html.contains("tl-cell tl-inconclusive"))
             #expect(html.contains("<title>13 Mar 2026 · Published verdict: throttled, 70% slower · 1 test</title>"))
             #expect(html.contains("Sensitive verdict: Throttled since 15 Mar 2026 (1 test)"))
@@ -162,7 +166,7 @@ struct TimelineTests {
             // The provider filter keeps one provider's rows.
             let orange = try await client.execute(
                 uri: "/timeline?from=2026-03-01&to=2026-03-15&provider=Orange%20(cellular)", method: .get)
-            #expect(orange.text.components(separatedBy: "class=\"timeline-chart\"").count - 1 == 1)
+            #expect(orange.text.components(separatedBy: "class=\"timeline-chart lanes-").count - 1 == 1)
             #expect(orange.text.contains("<option value=\"Free (Wi-Fi)\">"))
         }
     }

@@ -17,6 +17,8 @@ struct TimelineRowView {
     /// "Throttled since 4 Mar 2026 (6 runs)" and its siblings, for the published verdict.
     var status: String
     var throttledNow: Bool
+    /// Whether a throttle was seen in the period at all.
+    var throttledOnce: Bool
     /// The same for the sensitive or adaptive verdict, when the row has one.
     var sensitiveStatus: String?
     var runs: Int
@@ -43,6 +45,8 @@ struct TimelineContent {
     var apps: [TimelineChoice]
     var legend: [TimelineLegendItem]
     var rows: [TimelineRowView]
+    /// The rows for "since when": throttled now first, then those throttled earlier in the period, then the rest.
+    var sinceRows: [TimelineRowView]
     var isEmpty: Bool
     var printHref: String
     var jsonHref: String
@@ -171,7 +175,7 @@ extension Dashboard {
                 provider: row.provider, app: row.app,
                 chart: TimelineChart.render(row: row, days: timeline.days, strings: strings, formatter: formatter),
                 status: Self.stretchText(row.publishedStretch, strings: strings, date: date),
-                throttledNow: row.publishedStretch?.current ?? false,
+                throttledNow: row.publishedStretch?.current ?? false, throttledOnce: row.publishedStretch != nil,
                 sensitiveStatus: row.sensitive.isEmpty
                     ? nil
                     : strings["timeline_lane_sensitive"] + ": "
@@ -214,6 +218,10 @@ extension Dashboard {
             from: timeline.from, to: timeline.to,
             providers: providers.map { TimelineChoice(value: $0, selected: $0 == query.provider) },
             apps: apps.map { TimelineChoice(value: $0, selected: $0 == query.app) }, legend: legend, rows: rows,
+            sinceRows: rows.enumerated().sorted { a, b in
+                let rank = { (row: TimelineRowView) in row.throttledNow ? 0 : row.throttledOnce ? 1 : 2 }
+                return (rank(a.element), a.offset) < (rank(b.element), b.offset)
+            }.map(\.element),
             isEmpty: rows.isEmpty, printHref: base + "/timeline/print?" + queryText,
             jsonHref: base + "/api/timeline?" + queryText, pageHref: base + "/timeline?" + queryText,
             actionHref: base + "/timeline", lang: info.language.rawValue,

@@ -68,8 +68,8 @@ struct TimelineChart {
         svg.open(
             "svg",
             [
-                "viewBox": "0 0 \(SVG.coordinate(width)) \(SVG.coordinate(height))", "class": "timeline-chart",
-                "role": "img", "aria-label": label, "preserveAspectRatio": "xMinYMin meet",
+                "viewBox": "0 0 \(SVG.coordinate(width)) \(SVG.coordinate(height))", "class": "timeline-chart lanes-\(lanes.count)",
+                "role": "img", "aria-label": label, "preserveAspectRatio": "none",
             ])
         for (number, lane) in lanes.enumerated() {
             let top = Double(number) * (laneHeight + laneGap)
@@ -146,7 +146,8 @@ struct TimelineChart {
             ["viewBox": "0 0 16 20", "width": "16", "height": "20", "class": "tl-swatch", "aria-hidden": "true"])
         switch mark {
         case .none:
-            svg.empty("rect", ["x": "1", "y": "12", "width": "14", "height": "8", "class": "tl-cell tl-none"])
+            svg.empty(
+                "rect", ["x": "1", "y": "12", "width": "14", "height": "8", "class": "tl-cell tl-no-differentiation"])
         case .inconclusive:
             svg.empty(
                 "rect", ["x": "2", "y": "1", "width": "12", "height": "18", "class": "tl-cell tl-inconclusive"])
