@@ -19,7 +19,8 @@ struct Wehe: AsyncParsableCommand {
             RunCommand.self, ServersCommand.self, LocalizeCommand.self, DPICommand.self, DemoCommand.self,
             ResultsCommand.self,
             DashboardCommand.self,
-            SettingsCommand.self, ReplaysCommand.self, RecordCommand.self, AnalyzeCommand.self, TestbedCommand.self,
+            MonitorCommand.self, SettingsCommand.self, ReplaysCommand.self, RecordCommand.self, AnalyzeCommand.self,
+            TestbedCommand.self,
         ]
     )
 

@@ -198,7 +198,7 @@ struct DataDirectory {
 
 /// An exclusive lock on the settings (flock on `<data>/settings.lock`, held from the read to the rename; the kernel
 /// releases it when the process ends). Waits for another writer, which holds it only while it reads and writes.
-private final class SettingsFileLock {
+final class SettingsFileLock {
     private let descriptor: Int32
 
     init(_ path: String) throws {
@@ -222,6 +222,6 @@ private final class SettingsFileLock {
 }
 
 /// `write(2)`, named apart from `DataDirectory.write(_:)`.
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
     write(descriptor, buffer, count)
 }

@@ -660,6 +660,7 @@ struct Strings: Sendable {
         case .locateMalformed: return "réponse illisible du service de localisation"
         case .envelopeClosed: return "l'accès au serveur s'est fermé pendant le test"
         case .locateRateLimited: return "trop de demandes au service de localisation (M-Lab), réessayez plus tard"
+        case .allowanceExhausted: return "forfait de données de la surveillance insuffisant"
         case .clientTracesRefused: return "le serveur n'exécute pas ce test enregistré"
         case .usage: return "commande incorrecte"
         case .interrupted: return "interrompu"

@@ -37,6 +37,12 @@ struct ShowSettings: AsyncParsableCommand {
                         ["asn-prefixes", settings.asnPrefixes ?? "(none: the server's answer only)"],
                         ["asn-names", settings.asnNames ?? "(none)"],
                         ["provider", settings.provider ?? "(the AS name)"],
+                        ["allowance", settings.monitorAllowance.map(ByteSize.text) ?? "1 GB (default)"],
+                        ["per-run", settings.monitorPerRun.map(ByteSize.text) ?? "100 MB (default)"],
+                        ["quiet-hours", settings.monitorQuietHours ?? "none"],
+                        ["allow-metered", settings.monitorAllowMetered == true ? "on" : "off"],
+                        ["monitor-tests", settings.monitorTests?.joined(separator: ",") ?? "(the cheap default set)"],
+                        ["on-change", settings.monitorOnChange ?? "(none)"],
                         ["data-directory", directory.path], ["tests-run", String(settings.lastHistoryCount)],
                     ]))
         } catch let error as CLIError {

@@ -1,4 +1,5 @@
 import Foundation
+import WeheClient
 
 /// What `wehe` remembers between runs, in `<data directory>/settings.json`: server, certificate, user id, the last
 /// history count, thresholds, language and consent. The default server is the published clients' default name,
@@ -25,6 +26,14 @@ struct WeheSettings: Codable, Equatable {
     var asnNames: String?
     /// The provider name shown and stored instead of the AS name (`--provider`).
     var provider: String?
+    /// `wehe monitor`: the monthly allowance and the per-run cap (bytes), quiet hours (`23-7`), whether metered
+    /// connections may be used, the tests (none: the cheap default set) and the command run on a verdict change.
+    var monitorAllowance: Int?
+    var monitorPerRun: Int?
+    var monitorQuietHours: String?
+    var monitorAllowMetered: Bool?
+    var monitorTests: [String]?
+    var monitorOnChange: String?
 
     /// `@` and 9 characters of `[0-9a-z]`, like the command-line client.
     static func makeUserID() -> String {
@@ -37,6 +46,7 @@ struct WeheSettings: Codable, Equatable {
         "server", "cert", "locate-url", "locate-ca", "site", "user-id", "area-threshold", "p-threshold", "rules",
         "confirmation", "language",
         "consent", "asn-prefixes", "asn-names", "provider",
+        "allowance", "per-run", "quiet-hours", "allow-metered", "monitor-tests", "on-change",
     ]
 
     /// Changes one setting from text; errors are in the language the command chose.
@@ -118,6 +128,26 @@ struct WeheSettings: Codable, Equatable {
                     "provider doit tenir sur une ligne de 120 caractères au plus (« none » l'efface)")
             }
             provider = name.isEmpty || name == "none" ? nil : name
+        case "allowance", "per-run":
+            let bytes: Int?
+            do {
+                bytes = value == "default" ? nil : try ByteSize.parse(value)
+            } catch {
+                throw invalid("\(key): \(error)", "\(key) : une taille comme 1GB, 500MB ou 250kB, ou « default »")
+            }
+            if key == "allowance" { monitorAllowance = bytes } else { monitorPerRun = bytes }
+        case "quiet-hours":
+            do {
+                monitorQuietHours = try QuietHours.parse(value)?.description
+            } catch {
+                throw invalid("\(error)", "quiet-hours : deux heures de 0 à 23 comme 23-7, ou « none »")
+            }
+        case "allow-metered": monitorAllowMetered = try flag()
+        case "monitor-tests":
+            let ids = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            monitorTests = ids.isEmpty || value == "default" ? nil : ids
+        case "on-change":
+            monitorOnChange = value.isEmpty || value == "none" ? nil : value
         default:
             let guess = Suggestions.closest(to: key, among: Self.keys, limit: 1).first
             let known = Self.keys.joined(separator: ", ")
@@ -154,5 +184,11 @@ extension WeheSettings {
         asnPrefixes = try container.decodeIfPresent(String.self, forKey: .asnPrefixes)
         asnNames = try container.decodeIfPresent(String.self, forKey: .asnNames)
         provider = try container.decodeIfPresent(String.self, forKey: .provider)
+        monitorAllowance = try container.decodeIfPresent(Int.self, forKey: .monitorAllowance)
+        monitorPerRun = try container.decodeIfPresent(Int.self, forKey: .monitorPerRun)
+        monitorQuietHours = try container.decodeIfPresent(String.self, forKey: .monitorQuietHours)
+        monitorAllowMetered = try container.decodeIfPresent(Bool.self, forKey: .monitorAllowMetered)
+        monitorTests = try container.decodeIfPresent([String].self, forKey: .monitorTests)
+        monitorOnChange = try container.decodeIfPresent(String.self, forKey: .monitorOnChange)
     }
 }

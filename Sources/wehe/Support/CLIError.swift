@@ -54,6 +54,8 @@ struct CLIError: Error, CustomStringConvertible {
         case envelopeClosed = 33
         /// The locate service answered 429: rate-limited by M-Lab (the message says when to try again).
         case locateRateLimited = 34
+        /// A scheduled run refused: what is left of the monitor's data allowance is less than its cheapest test.
+        case allowanceExhausted = 35
         /// The server does not have a recorded test and does not take it from clients (`--accept-client-traces`
         /// off), or refused the upload (too large, too long, a port it does not replay, the network's quota).
         case clientTracesRefused = 36
@@ -73,7 +75,7 @@ struct CLIError: Error, CustomStringConvertible {
             25 result for another user or test; 26 history or settings not writable; 27 localization inconclusive; \
             28 locate service unreachable; 29 locate timed out; 30 locate answered an error; 31 locate offered no \
             server; 32 locate answer malformed; 33 access envelope closed during the test; \
-            34 rate-limited by locate (429); \
+            34 rate-limited by locate (429); 35 monitor's data allowance too small for any test; \
             36 the server does not run this recorded test (it takes no uploads, or refused this one); \
             64 usage error (a wrong option, argument, command or test name); 130 interrupted (Ctrl-C).
             """
