@@ -17,7 +17,8 @@
 #   rebinding       operator pages asked with a foreign Host header, and without the token
 #   fuzz            random side-channel frames and malformed analyzer requests
 #   (then every case in scripts/attacks/cases/: analysis CPU, keep-alive holds, the drain, fake tests and the
-#   storage quota, forged DPI searches, capture descriptors and file names, localize floods of the fleet's nonces)
+#   storage quota, forged DPI searches, capture descriptors and file names, localize floods of the fleet's nonces,
+#   client-brought recorded tests: upload floods, oversized and trickled uploads, someone else's upload claimed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.build/debug}
@@ -43,7 +44,7 @@ head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$WORK/operator.token"
     --side-channel-port 0 --side-channel-plain-port 0 --analyzer-port 0 --analyzer-plain-port 0 \
     --tls-cert "$WORK/certs/server.crt" --tls-key "$WORK/certs/server.key" --peer-ca "$WORK/certs/ca.crt" \
     --fleet-secret-file "$WORK/fleet.secret" --peer-analyzer-port "$PEER_PORT" --dashboard-port 0 \
-    --fleet-peer 127.0.0.78 --fleet-host-name 127.0.0.78 ${SERVER_ARGS:-} \
+    --fleet-peer 127.0.0.78 --fleet-host-name 127.0.0.78 --accept-client-traces ${SERVER_ARGS:-} \
     --dashboard-token-file "$WORK/operator.token" --log-level warning >"$WORK/server.out" 2>"$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 300); do

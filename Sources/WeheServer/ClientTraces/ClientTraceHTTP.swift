@@ -38,6 +38,13 @@ extension AnalyzerHTTP {
         router.post(RouterPath(stringLiteral: clientTracePath)) { request, context -> Response in
             guard let store = api.context.clientTraces else { return refusal(403, clientTracesOff) }
             let parameters = FormParameters.parse(request.uri.query ?? "")
+            // A body announced beyond the limit is refused before any of it is read.
+            if let announced = request.headers[.contentLength].flatMap({ Int($0) }),
+                announced > store.policy.maximumUploadBytes
+            {
+                return refusal(
+                    413, "the trace is larger than this server takes (\(store.policy.maximumUploadBytes) bytes)")
+            }
             var request = request
             let body: ByteBuffer
             do {
