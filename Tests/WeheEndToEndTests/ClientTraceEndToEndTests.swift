@@ -63,6 +63,11 @@ struct ClientTraceEndToEndTests {
                 try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
             #expect(object["test"] as? String == "clips")
             #expect((object["originalMeanMbps"] as? Double ?? 0) > 0)
+            // The history tells the user's recording apart from the Wehe team's tests.
+            let results = try await BuiltCommand.run(
+                "wehe", ["results", "--replays", replays, "--data-dir", scratch + "/data", "--lang", "en"])
+            #expect(results.status == 0, "\(results.stderr)")
+            #expect(results.stdout.contains("Clips (your recording)"), "\(results.stdout)")
         }
     }
 

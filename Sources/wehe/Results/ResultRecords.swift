@@ -11,6 +11,8 @@ struct ResultRecords {
     let appNames: [String: String]
     /// Replay name (both spellings) → the catalog's test id, when one test has that replay (port tests share it).
     var testIDs: [String: String] = [:]
+    /// Replay names (both spellings) of the user's own recorded tests (`wehe record`), shown apart.
+    var recordedReplays: Set<String> = []
     let strings: Strings
 
     /// Reads the catalog of the replay directory (`--replays`, or the default search), if there is one: a history
@@ -19,8 +21,9 @@ struct ResultRecords {
         var names: [String: String] = [:]
         var ids: [String: String] = [:]
         var shared: Set<String> = []
-        if let directory = try? replays.resolved() {
-            let library = ReplayLibrary(directory: directory)
+        var recorded: Set<String> = []
+        // The catalog with the user's recordings, as `wehe run` reads it.
+        if let library = try? replays.library() {
             if let catalog = try? library.catalog() {
                 for entry in catalog.entries {
                     // Port tests share their original's replay name ("port_853") between the small and the large
@@ -29,6 +32,7 @@ struct ResultRecords {
                     for key in Set([replay, replay.replacingOccurrences(of: "_", with: "-")]) {
                         if ids[key] != nil { shared.insert(key) }
                         ids[key] = entry.id
+                        if entry.recorded { recorded.insert(key) }
                     }
                     for key in Set([replay, replay.replacingOccurrences(of: "_", with: "-")]) {
                         if let existing = names[key], existing != entry.name, entry.isPortTest {
@@ -41,12 +45,17 @@ struct ResultRecords {
             }
         }
         for replay in shared { ids[replay] = nil }
-        return ResultRecords(appNames: names, testIDs: ids, strings: strings)
+        return ResultRecords(appNames: names, testIDs: ids, recordedReplays: recorded, strings: strings)
     }
 
     /// The app name of a replay, else the replay name itself.
     func app(_ replayName: String) -> String {
         appNames[replayName] ?? appNames[replayName.replacingOccurrences(of: "-", with: "_")] ?? replayName
+    }
+
+    /// The app name people read: a test the user recorded is marked, since the Wehe team did not make it.
+    func displayApp(_ replayName: String) -> String {
+        recordedReplays.contains(replayName) ? app(replayName) + " " + strings.recordedMark : app(replayName)
     }
 
     /// "2026-11-24 15:02" in the local zone, or with the year left out for this year's tests (table).
@@ -82,7 +91,7 @@ struct ResultRecords {
             let summary = row.analysis
             let cells: [String] = [
                 String(row.key.historyCount), Self.shortDate(row.metadata.startedAt),
-                Terminal.truncated(app(row.metadata.replayName), 28),
+                Terminal.truncated(displayApp(row.metadata.replayName), 28),
                 summary.map(strings.tableVerdict) ?? "-",
                 summary == nil ? "-" : strings.speedCell(Self.originalMean(row)),
                 summary == nil ? "-" : strings.speedCell(Self.controlMean(row)),

@@ -55,7 +55,7 @@ struct ShowResult: AsyncParsableCommand {
             }
             let label = strings.showLabels
             print(
-                "\(records.app(record.metadata.replayName))  #\(id)  \(ResultRecords.isoDate(record.metadata.startedAt))"
+                "\(records.displayApp(record.metadata.replayName))  #\(id)  \(ResultRecords.isoDate(record.metadata.startedAt))"
                     + "  (\(record.metadata.replayName))")
             if let summary = record.mainAnalysis?.summary {
                 var verdict = strings.verdict(summary.verdict.rawValue)

@@ -439,6 +439,8 @@ struct Strings: Sendable {
     }
     /// Said instead of a speed for a replay that has no measurement (not "0.0", which reads as blocked).
     var notMeasured: String { pick("not measured", "non mesuré") }
+    /// After the name of a test the user made with `wehe record`.
+    var recordedMark: String { pick("(your recording)", "(votre enregistrement)") }
     /// A mean speed in a table cell: "12.3", or "not measured" when the replay has no measurement.
     func speedCell(_ mbps: Double?, decimals: Int = 1) -> String {
         mbps.map { Terminal.format($0, decimals: decimals, language: language) } ?? notMeasured
