@@ -66,7 +66,8 @@ struct RecordingsListTests {
         let recordings = try recordings()
         defer { try? FileManager.default.removeItem(atPath: recordings) }
         let output = try CommandRunner.run(
-            "wehe", ["replays", "show", "myshop"], environment: ["WEHE_REPLAYS": fixtures, "WEHE_RECORDINGS": recordings])
+            "wehe", ["replays", "show", "myshop"],
+            environment: ["WEHE_REPLAYS": fixtures, "WEHE_RECORDINGS": recordings])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.contains("My Shop"))
         #expect(output.stdout.contains("original: TinyWeb-11212026"))

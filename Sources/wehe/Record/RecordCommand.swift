@@ -93,7 +93,9 @@ struct RecordCommand: AsyncParsableCommand {
             if !json, !reportOnly, !recording.report.files.isEmpty {
                 // Only the default folder joins the catalog by itself; another one is named with --replays.
                 let elsewhere = output.map { " --replays \($0)" } ?? ""
-                print("\nRun it: wehe run \(id)\(elsewhere)   (on a server that has it; see Docs/recording.md)")
+                print(
+                    "\nRun it: wehe run \(id)\(elsewhere)  (a server without the test receives its trace if its "
+                        + "operator allows recorded tests; see Docs/recording.md)")
             }
         } catch {
             throw CLIError(code: Self.exitCode(error.code), error.message).exit()
