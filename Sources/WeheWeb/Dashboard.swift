@@ -114,6 +114,7 @@ package struct Dashboard: Sendable {
         router.get(RouterPath(base + "/findings.csv")) { request, _ in
             await data(request, operatorPage: true) { info in try await findingsCSV(info) }
         }
+        addCrowdTimelineRoutes(to: router)
         router.get(RouterPath(base + "/static/:file")) { request, context in
             staticFile(context.parameters.get("file") ?? "")
         }

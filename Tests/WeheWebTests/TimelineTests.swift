@@ -253,6 +253,64 @@ struct TimelineTests {
     }
 }
 
+/// The operator's timeline: the crowd's counts per provider, app and day, nothing about any one test or user.
+@Suite("timeline: the crowd on the operator pages")
+struct CrowdTimelineTests {
+    @Test("cells coloured by the day's share of differentiation; no since-when; no user ids; French; filters checked")
+    func crowd() async throws {
+        let harness = try Harness()
+        let noon = Date(timeIntervalSince1970: 1_773_576_000)  // 2026-03-15 12:00 UTC
+        var tests: [TestRecord] = []
+        // 13 March: 3 of 4 Netflix tests on Orange found differentiation (75 %); 14 March: none of 2; 15 March:
+        // one test that could not judge. Each test by another user.
+        let days: [(Double, Verdict?)] = [
+            (2, .differentiation), (2, .differentiation), (2, .differentiation), (2, .noDifferentiation),
+            (1, .noDifferentiation), (1, .noDifferentiation), (0, nil),
+        ]
+        for (index, (age, verdict)) in days.enumerated() {
+            tests.append(
+                customTest(
+                    user: "crowd-user-\(index)", count: 1, provider: "Orange (cellular)", replay: "Netflix-06012024",
+                    original: [1, 2, 3], control: [4, 5, 6], at: noon.addingTimeInterval(-age * 86_400),
+                    summary: verdict.map { makeSummary(verdict: $0, original: 3, control: 10) }))
+        }
+        try await harness.store.save(tests: tests)
+        try await harness.test { client in
+            let page = try await client.execute(uri: "/operator/timeline?from=2026-03-01&to=2026-03-15", method: .get)
+            #expect(page.status == .ok)
+            let html = page.text
+            #expect(html.contains("Providers over time, from the crowd"))
+            #expect(html.contains("Differentiation in 50 % or more of the day&#39;s tests"))
+            #expect(!html.contains("Since when"))
+            #expect(html.contains("tl-cell tl-throttled tl-s4"))  // 75 % on 13 March
+            #expect(html.contains("tl-cell tl-no-differentiation"))
+            #expect(html.contains("tl-cell tl-inconclusive"))
+            #expect(html.contains("7 tests, 1 could not judge"))
+            #expect(html.contains("aria-current=\"page\">Timeline</a>"))
+            #expect(!html.contains("crowd-user"))
+            let json = try await client.execute(
+                uri: "/operator/timeline.json?from=2026-03-01&to=2026-03-15", method: .get)
+            #expect(json.status == .ok)
+            #expect(!json.text.contains("crowd-user"))
+            let timeline = try JSONDecoder.iso.decode(Timeline.self, from: Data(json.text.utf8))
+            #expect(timeline.runs == 7)
+            #expect(timeline.source == "server-store")
+            let row = try #require(timeline.rows.first)
+            #expect(row.published.map(\.day) == ["2026-03-13", "2026-03-14", "2026-03-15"])
+            #expect(row.published.first?.share == 0.75)
+            #expect(row.published.first?.counts == ["differentiation": 3, "no-differentiation": 1])
+            #expect(row.publishedStretch == nil)
+            let french = try await client.execute(
+                uri: "/operator/timeline/print?from=2026-03-01&to=2026-03-15&lang=fr", method: .get)
+            #expect(french.text.contains("Les fournisseurs au fil du temps") == false)  // the print page: title only
+            #expect(french.text.contains("<h1>Chronologie : tous les fournisseurs, 1 mars 2026 – 15 mars 2026</h1>"))
+            #expect(french.text.contains("Source : les tests enregistrés par ce serveur, 7 tests."))
+            let bad = try await client.execute(uri: "/operator/timeline.json?from=2020-01-01", method: .get)
+            #expect(bad.status == .badRequest)
+        }
+    }
+}
+
 extension JSONDecoder {
     /// A decoder of ISO 8601 dates.
     fileprivate static var iso: JSONDecoder {

@@ -59,6 +59,19 @@ extension Strings {
         "timeline_truncated": "Only the newest {limit} tests of this period are shown: choose a shorter period.",
         "timeline_empty": "No test in this period. Choose another period, provider or app.",
         "timeline_days_axis": "Days",
+        "timeline_cell_crowd": "{date} · differentiation in {share} of the tests that judged · {tests} tests",
+        "timeline_mark_differentiation": "differentiation",
+        "timeline_crowd_heading": "Providers over time, from the crowd",
+        "timeline_crowd_intro":
+            "Each line is one app on one provider; each day with tests is a cell, coloured by the share of that day's tests (of every user of this server) that found differentiation. Counts only: nothing about any one test or person.",
+        "timeline_crowd_legend_s1": "Differentiation in less than 10 % of the day's tests",
+        "timeline_crowd_legend_s2": "Differentiation in 10 to 25 % of the day's tests",
+        "timeline_crowd_legend_s3": "Differentiation in 25 to 50 % of the day's tests",
+        "timeline_crowd_legend_s4": "Differentiation in 50 % or more of the day's tests",
+        "timeline_crowd_status": "{tests} tests, {unjudged} could not judge",
+        "timeline_crowd_summary_none": "No test found differentiation in this period.",
+        "timeline_crowd_summary_some": "Differentiation found on some days for: {list}.",
+        "timeline_source_crowd": "the tests stored by this server",
     ]
 
     /// French.
@@ -123,6 +136,19 @@ extension Strings {
         "timeline_empty":
             "Aucun test dans cette période. Choisissez une autre période, un autre fournisseur ou une autre application.",
         "timeline_days_axis": "Jours",
+        "timeline_cell_crowd": "{date} · différenciation dans {share} des tests ayant conclu · {tests} tests",
+        "timeline_mark_differentiation": "différenciation",
+        "timeline_crowd_heading": "Les fournisseurs au fil du temps, selon tous les tests",
+        "timeline_crowd_intro":
+            "Chaque ligne est une application sur un fournisseur ; chaque jour avec des tests est une case, colorée selon la part des tests du jour (de tous les utilisateurs de ce serveur) qui ont trouvé une différenciation. Des comptes seulement : rien sur un test ou une personne.",
+        "timeline_crowd_legend_s1": "Différenciation dans moins de 10 % des tests du jour",
+        "timeline_crowd_legend_s2": "Différenciation dans 10 à 25 % des tests du jour",
+        "timeline_crowd_legend_s3": "Différenciation dans 25 à 50 % des tests du jour",
+        "timeline_crowd_legend_s4": "Différenciation dans 50 % des tests du jour ou davantage",
+        "timeline_crowd_status": "{tests} tests, {unjudged} sans verdict",
+        "timeline_crowd_summary_none": "Aucun test n'a trouvé de différenciation dans cette période.",
+        "timeline_crowd_summary_some": "Différenciation trouvée certains jours pour : {list}.",
+        "timeline_source_crowd": "les tests enregistrés par ce serveur",
     ]
 
     /// Every English word of the dashboard.

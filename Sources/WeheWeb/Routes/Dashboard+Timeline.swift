@@ -35,6 +35,10 @@ struct TimelineChoice {
 
 /// The timeline page and its printable twin.
 struct TimelineContent {
+    var heading: String
+    var intro: String
+    /// Whether the page has "since when" (a person's history; the crowd's counts have no test order).
+    var showSince: Bool
     var title: String
     var summary: String
     var source: String
@@ -142,8 +146,7 @@ extension Dashboard {
     func timelineHTML(_ info: RequestInfo, printable: Bool) async throws -> String {
         let (query, timeline, providers, apps) = try await personTimeline(info)
         let content = timelineContent(
-            info, query: query, timeline: timeline, providers: providers, apps: apps,
-            source: info.strings["timeline_source_local"])
+            info, query: query, timeline: timeline, providers: providers, apps: apps, crowd: false)
         let context = PageContext(
             chrome: Chrome(
                 info: info, title: content.title, basePath: configuration.personPath, operatorLinks: false,
@@ -161,8 +164,9 @@ extension Dashboard {
     /// What the timeline templates show.
     func timelineContent(
         _ info: RequestInfo, query: TimelineQuery, timeline: Timeline, providers: [String], apps: [String],
-        source: String
+        crowd: Bool
     ) -> TimelineContent {
+        let source = info.strings[crowd ? "timeline_source_crowd" : "timeline_source_local"]
         let strings = info.strings
         let formatter = info.formatter
         func date(_ day: String) -> String { formatter.parseDay(day).map { formatter.date($0) } ?? day }
@@ -174,7 +178,11 @@ extension Dashboard {
             TimelineRowView(
                 provider: row.provider, app: row.app,
                 chart: TimelineChart.render(row: row, days: timeline.days, strings: strings, formatter: formatter),
-                status: Self.stretchText(row.publishedStretch, strings: strings, date: date),
+                status: crowd
+                    ? strings.format(
+                        "timeline_crowd_status",
+                        ["tests": formatter.integer(row.runs), "unjudged": formatter.integer(row.couldNotJudge)])
+                    : Self.stretchText(row.publishedStretch, strings: strings, date: date),
                 throttledNow: row.publishedStretch?.current ?? false, throttledOnce: row.publishedStretch != nil,
                 sensitiveStatus: row.sensitive.isEmpty
                     ? nil
@@ -190,28 +198,40 @@ extension Dashboard {
                 "apps": formatter.integer(Set(timeline.rows.map(\.app)).count),
                 "providers": formatter.integer(Set(timeline.rows.map(\.provider)).count), "from": from, "to": to,
             ])
+        let differentiated = timeline.rows.filter { $0.published.contains { $0.mark == .differentiation } }
+            .map { $0.app + " (" + $0.provider + ")" }
         summary +=
             " "
-            + (throttled.isEmpty
-                ? strings["timeline_summary_none"]
-                : strings.format("timeline_summary_throttled", ["list": throttled.joined(separator: ", ")]))
+            + (crowd
+                ? (differentiated.isEmpty
+                    ? strings["timeline_crowd_summary_none"]
+                    : strings.format("timeline_crowd_summary_some", ["list": differentiated.joined(separator: ", ")]))
+                : throttled.isEmpty
+                    ? strings["timeline_summary_none"]
+                    : strings.format("timeline_summary_throttled", ["list": throttled.joined(separator: ", ")]))
         let items = query.items(formatter: formatter) + [("lang", info.language.rawValue)]
-        let base = configuration.personPath
+        let base = crowd ? configuration.operatorPath : configuration.personPath
         let queryText = RequestInfo.encodeQuery(items)
         var legend = (1...4).map { bucket in
             TimelineLegendItem(
-                swatch: TimelineChart.swatch(.throttled, bucket: bucket), label: strings["timeline_legend_s\(bucket)"])
+                swatch: TimelineChart.swatch(.throttled, bucket: bucket),
+                label: strings[(crowd ? "timeline_crowd_legend_s" : "timeline_legend_s") + "\(bucket)"])
+        }
+        if !crowd {
+            legend.append(
+                TimelineLegendItem(
+                    swatch: TimelineChart.swatch(.prioritized), label: strings["timeline_legend_prioritized"]))
         }
         legend += [
-            TimelineLegendItem(
-                swatch: TimelineChart.swatch(.prioritized), label: strings["timeline_legend_prioritized"]),
             TimelineLegendItem(swatch: TimelineChart.swatch(.none), label: strings["timeline_legend_none"]),
             TimelineLegendItem(
                 swatch: TimelineChart.swatch(.inconclusive), label: strings["timeline_legend_inconclusive"]),
             TimelineLegendItem(swatch: TimelineChart.swatch(.blocked), label: strings["timeline_legend_blocked"]),
         ]
         return TimelineContent(
-            title: title, summary: summary,
+            heading: strings[crowd ? "timeline_crowd_heading" : "timeline_heading"],
+            intro: strings[crowd ? "timeline_crowd_intro" : "timeline_intro"], showSince: !crowd, title: title,
+            summary: summary,
             source: strings.format("timeline_source", ["source": source, "count": formatter.integer(timeline.runs)]),
             truncatedNote: timeline.truncated
                 ? strings.format("timeline_truncated", ["limit": formatter.integer(TimelineQuery.maximumRuns)]) : nil,
@@ -223,7 +243,8 @@ extension Dashboard {
                 return (rank(a.element), a.offset) < (rank(b.element), b.offset)
             }.map(\.element),
             isEmpty: rows.isEmpty, printHref: base + "/timeline/print?" + queryText,
-            jsonHref: base + "/api/timeline?" + queryText, pageHref: base + "/timeline?" + queryText,
+            jsonHref: base + (crowd ? "/timeline.json?" : "/api/timeline?") + queryText,
+            pageHref: base + "/timeline?" + queryText,
             actionHref: base + "/timeline", lang: info.language.rawValue,
             generated: strings.format("timeline_generated", ["date": formatter.dateTime(configuration.now())]))
     }
@@ -239,5 +260,75 @@ extension Dashboard {
                 ["since": date(stretch.since), "last": date(stretch.lastSeen), "stopped": date(stopped), "runs": runs])
         }
         return strings.format("timeline_status_since", ["since": date(stretch.since), "runs": runs])
+    }
+}
+
+extension Dashboard {
+    /// The most count rows (provider × app × day × verdict) one crowd timeline reads.
+    static let maximumCrowdTimelineRows = 100_000
+
+    /// Adds the crowd's timeline under `configuration.operatorPath`: `/timeline`, `/timeline/print` and
+    /// `/timeline.json` (aggregate counts per day, nothing about any one test).
+    func addCrowdTimelineRoutes<Router: RouterMethods>(to router: Router) {
+        let base = configuration.operatorPath
+        router.get(RouterPath(base + "/timeline")) { request, _ in
+            await page(request, operatorPage: true) { info in try await crowdTimelineHTML(info, printable: false) }
+        }
+        router.get(RouterPath(base + "/timeline/print")) { request, _ in
+            await page(request, operatorPage: true) { info in try await crowdTimelineHTML(info, printable: true) }
+        }
+        router.get(RouterPath(base + "/timeline.json")) { request, _ in
+            await data(request, operatorPage: true) { info in
+                .json(try Self.encode(try await crowdTimeline(info).timeline))
+            }
+        }
+    }
+
+    /// The crowd's timeline for a request's filters (days are UTC days, as the store counts them), with the lists
+    /// of providers and apps of the period.
+    func crowdTimeline(_ info: RequestInfo) async throws -> (
+        query: TimelineQuery, timeline: Timeline, providers: [String], apps: [String]
+    ) {
+        let utc = Formatter(language: info.language, timeZone: .gmt)
+        let query = try TimelineQuery.parse(info, now: configuration.now(), formatter: utc)
+        var rows = try await configuration.store.counts(
+            CountQuery(
+                groupBy: [.provider, .replay, .day, .verdict], from: query.from, to: utc.nextDay(after: query.to),
+                providers: query.provider.map { [$0] }))
+        let truncated = rows.count > Self.maximumCrowdTimelineRows
+        if truncated {
+            rows = Array(rows.sorted { ($0.day ?? 0) > ($1.day ?? 0) }.prefix(Self.maximumCrowdTimelineRows))
+        }
+        let unknown = info.strings["unknown_provider"]
+        let providers = Set(rows.map { $0.provider ?? unknown }).sorted()
+        let apps = Set(rows.map { names.displayName(ofReplay: $0.replayName ?? "") }).sorted()
+        let timeline = Timeline(
+            counts: rows, days: query.days(formatter: utc), source: "server-store", truncated: truncated,
+            unknownProvider: unknown, app: { names.displayName(ofReplay: $0) },
+            include: { provider, app in
+                (query.provider.map { $0 == provider } ?? true) && (query.app.map { $0 == app } ?? true)
+            })
+        return (query, timeline, providers, apps)
+    }
+
+    /// The crowd's timeline page (`printable`: the page to share or print).
+    func crowdTimelineHTML(_ info: RequestInfo, printable: Bool) async throws -> String {
+        let (query, timeline, providers, apps) = try await crowdTimeline(info)
+        var content = timelineContent(
+            info, query: query, timeline: timeline, providers: providers, apps: apps, crowd: true)
+        let utc = Formatter(language: info.language, timeZone: .gmt)
+        func date(_ day: String) -> String { utc.parseDay(day).map { utc.date($0) } ?? day }
+        content.rows = content.rows.map { row in
+            var row = row
+            row.firstDay = date(timeline.from)
+            row.lastDay = date(timeline.to)
+            return row
+        }
+        let context = PageContext(
+            chrome: Chrome(
+                info: info, title: content.title, basePath: configuration.operatorPath, operatorLinks: true,
+                section: .timeline),
+            t: info.strings.table, page: content)
+        return try renderer.render(printable ? "timeline-print" : "timeline", context)
     }
 }

@@ -1,5 +1,6 @@
 package import Foundation
 package import WeheCore
+package import WeheStore
 
 /// What one run said, reduced to what the timeline draws.
 package enum TimelineMark: String, Sendable, Hashable, Codable, CaseIterable {
@@ -13,6 +14,8 @@ package enum TimelineMark: String, Sendable, Hashable, Codable, CaseIterable {
     case inconclusive
     /// The tested port could not be reached.
     case blocked
+    /// Differentiation of unknown direction: the crowd's per-day counts, which keep the verdict and nothing else.
+    case differentiation
 
     /// The mark of a verdict (`nil`: the run was never analysed, which the timeline shows as "could not judge").
     package init(verdict: Verdict?, direction: DifferentiationDirection?) {
@@ -25,7 +28,7 @@ package enum TimelineMark: String, Sendable, Hashable, Codable, CaseIterable {
     }
 
     /// Whether the run reached a verdict on differentiation (the runs that start or end a throttled stretch).
-    package var judged: Bool { self == .throttled || self == .prioritized || self == .none }
+    package var judged: Bool { self == .throttled || self == .prioritized || self == .none || self == .differentiation }
 }
 
 /// One run as the timeline sees it: when, where, which app, both verdicts.
@@ -77,13 +80,15 @@ package struct TimelineDay: Sendable, Hashable, Codable {
     package var slowdown: Double?
     /// Every run of the day.
     package var runs: Int
+    /// The share of the day's tests that judged and found differentiation (the crowd's days only).
+    package var share: Double? = nil
 
     /// The day of `marks` (each with its slowdown); `nil` for no runs.
     static func summarize(day: String, _ marks: [(TimelineMark, Double?)]) -> TimelineDay? {
         guard !marks.isEmpty else { return nil }
         var counts: [String: Int] = [:]
         for (mark, _) in marks { counts[mark.rawValue, default: 0] += 1 }
-        let order: [TimelineMark] = [.throttled, .prioritized, .none, .blocked, .inconclusive]
+        let order: [TimelineMark] = [.throttled, .differentiation, .prioritized, .none, .blocked, .inconclusive]
         let mark = order.first { counts[$0.rawValue] != nil } ?? .inconclusive
         let slowdowns = marks.filter { $0.0 == mark }.compactMap(\.1).filter(\.isFinite)
         let slowdown: Double? =
@@ -196,5 +201,71 @@ package struct Timeline: Sendable, Hashable, Codable {
                     group.compactMap { run in run.sensitive.map { (run.day, $0) } }),
                 runs: group.count, couldNotJudge: group.filter { $0.published == .inconclusive }.count)
         }
+    }
+}
+
+extension Timeline {
+    /// The crowd's timeline from per-day counts grouped by provider, app, day and verdict: aggregate numbers only,
+    /// nothing about any one test. A day with a test that found differentiation is a full-height cell coloured by
+    /// the share of the day's judged tests that found it; a day whose judged tests all found none is short; a day
+    /// with no judged test is hollow. "Since when" stays empty (the counts carry no direction and no test order).
+    /// - Parameters:
+    ///   - counts: rows grouped by `.provider`, `.replay`, `.day` and `.verdict`.
+    ///   - days: the period's days (`YYYY-MM-DD`, UTC, as the store's day numbers).
+    ///   - app: the display name of a replay.
+    package init(
+        counts: [CountRow], days: [String], source: String, truncated: Bool, unknownProvider: String,
+        app: (String) -> String, include: (String, String) -> Bool
+    ) {
+        struct Key: Hashable {
+            var provider: String
+            var app: String
+        }
+        var grouped: [Key: [String: [String: Int]]] = [:]
+        let inPeriod = Set(days)
+        var total = 0
+        for row in counts {
+            guard let dayNumber = row.day, row.count > 0 else { continue }
+            let day = Self.isoDay(dayNumber)
+            let key = Key(provider: row.provider ?? unknownProvider, app: app(row.replayName ?? ""))
+            guard inPeriod.contains(day), include(key.provider, key.app) else { continue }
+            grouped[key, default: [:]][day, default: [:]][row.verdict?.rawValue ?? "not-analysed", default: 0] +=
+                row.count
+            total += row.count
+        }
+        self.from = days.first ?? ""
+        self.to = days.last ?? ""
+        self.days = days
+        self.source = source
+        self.truncated = truncated
+        self.runs = total
+        self.rows = grouped.keys.sorted { ($0.provider, $0.app) < ($1.provider, $1.app) }.map { key in
+            let perDay = grouped[key] ?? [:]
+            var cells: [TimelineDay] = []
+            var unjudged = 0
+            for day in days {
+                guard let counts = perDay[day] else { continue }
+                let differentiation = counts[Verdict.differentiation.rawValue] ?? 0
+                let none = counts[Verdict.noDifferentiation.rawValue] ?? 0
+                let blocked = counts[Verdict.blocked.rawValue] ?? 0
+                let runs = counts.values.reduce(0, +)
+                unjudged += runs - differentiation - none - blocked
+                let judged = differentiation + none
+                let mark: TimelineMark =
+                    differentiation > 0 ? .differentiation : none > 0 ? .none : blocked > 0 ? .blocked : .inconclusive
+                cells.append(
+                    TimelineDay(
+                        day: day, counts: counts, mark: mark, slowdown: nil, runs: runs,
+                        share: judged > 0 ? Double(differentiation) / Double(judged) : nil))
+            }
+            return TimelineRow(
+                provider: key.provider, app: key.app, published: cells, sensitive: [], publishedStretch: nil,
+                sensitiveStretch: nil, runs: cells.reduce(0) { $0 + $1.runs }, couldNotJudge: unjudged)
+        }
+    }
+
+    /// `YYYY-MM-DD` of a store day number (days since 1970-01-01, UTC).
+    static func isoDay(_ number: Int) -> String {
+        Formatter(language: .english, timeZone: .gmt).isoDay(Date(timeIntervalSince1970: Double(number) * 86_400))
     }
 }

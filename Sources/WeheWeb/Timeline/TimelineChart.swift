@@ -25,6 +25,7 @@ struct TimelineChart {
     static func cellClass(_ day: TimelineDay) -> String {
         switch day.mark {
         case .throttled: "tl-cell tl-throttled tl-s\(bucket(day.slowdown))"
+        case .differentiation: "tl-cell tl-throttled tl-s\(bucket(day.share))"
         default: "tl-cell tl-\(day.mark.rawValue)"
         }
     }
@@ -32,6 +33,14 @@ struct TimelineChart {
     /// The words of a day (its tooltip and the text alternative).
     static func describe(_ day: TimelineDay, lane: String, strings: Strings, formatter: Formatter) -> String {
         let date = formatter.parseDay(day.day).map { formatter.date($0) } ?? day.day
+        if day.mark == .differentiation || day.share != nil {
+            return strings.format(
+                "timeline_cell_crowd",
+                [
+                    "date": date, "tests": String(day.runs),
+                    "share": day.share.map { formatter.percent($0) } ?? "–",
+                ])
+        }
         return strings.format(
             "timeline_cell",
             [
@@ -51,6 +60,7 @@ struct TimelineChart {
         case .none: return strings["timeline_mark_none"]
         case .inconclusive: return strings["timeline_mark_inconclusive"]
         case .blocked: return strings["timeline_mark_blocked"]
+        case .differentiation: return strings["timeline_mark_differentiation"]
         }
     }
 
@@ -68,7 +78,8 @@ struct TimelineChart {
         svg.open(
             "svg",
             [
-                "viewBox": "0 0 \(SVG.coordinate(width)) \(SVG.coordinate(height))", "class": "timeline-chart lanes-\(lanes.count)",
+                "viewBox": "0 0 \(SVG.coordinate(width)) \(SVG.coordinate(height))",
+                "class": "timeline-chart lanes-\(lanes.count)",
                 "role": "img", "aria-label": label, "preserveAspectRatio": "none",
             ])
         for (number, lane) in lanes.enumerated() {
@@ -161,6 +172,10 @@ struct TimelineChart {
             svg.empty("polygon", ["points": "4,13 12,13 8,6", "class": "tl-glyph"])
         case .blocked:
             svg.empty("rect", ["x": "1", "y": "0", "width": "14", "height": "20", "class": "tl-cell tl-blocked"])
+        case .differentiation:
+            svg.empty(
+                "rect",
+                ["x": "1", "y": "0", "width": "14", "height": "20", "class": "tl-cell tl-throttled tl-s\(bucket)"])
         }
         svg.close("svg")
         return svg.rendered

@@ -25,8 +25,10 @@ struct TimelineQuery: Sendable, Hashable {
 
     /// Reads and checks the query of a request; `now` gives the default period.
     /// - Throws: `WeheWebError` `.invalidParameter` naming the parameter that is wrong.
-    static func parse(_ info: RequestInfo, now: Date) throws(WeheWebError) -> TimelineQuery {
-        let formatter = info.formatter
+    static func parse(_ info: RequestInfo, now: Date, formatter: Formatter? = nil) throws(WeheWebError)
+        -> TimelineQuery
+    {
+        let formatter = formatter ?? info.formatter
         func day(_ name: String) throws(WeheWebError) -> Date? {
             guard let text = info.value(name), !text.isEmpty else { return nil }
             guard let date = formatter.parseDay(text) else {

@@ -50,6 +50,9 @@ struct Chrome {
                     href: basePath + "/findings" + suffix, label: strings["nav_findings"], current: section == .findings
                 ),
                 Link(href: basePath + "/dpi" + suffix, label: strings["nav_dpi"], current: section == .dpi),
+                Link(
+                    href: basePath + "/timeline" + suffix, label: strings["nav_timeline"],
+                    current: section == .timeline),
             ]
         } else {
             nav = [
