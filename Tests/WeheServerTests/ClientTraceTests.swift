@@ -165,6 +165,30 @@ struct ClientTraceTests {
         }
     }
 
+    @Test("--keep-client-traces writes each accepted upload, as sent, within its disk budget")
+    func keptWithinBudget() throws {
+        let directory = TestResources.temporaryDirectory("wehe-kept-traces")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let first = Array(ClientTraceEncoder().encode(Self.trace(name: "KeptA-11272026")).utf8)
+        var policy = ClientTracePolicy()
+        policy.keepDirectory = directory
+        policy.keepDiskBudgetBytes = first.count + 10
+        let store = ClientTraceStore(
+            policy: policy, catalogue: ReplayCatalogue(replays: []), tcpPorts: [80: 8080], udpPorts: [:])
+        _ = try store.upload(first, userID: "@abcdef123", address: "127.0.0.1")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(files.count == 1)
+        #expect(files.first?.hasSuffix("-KeptA-11272026.pcap_client_all.json") == true, "\(files)")
+        let written = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + (files.first ?? "")))
+        #expect(Array(written) == first)
+        // Past the budget: the upload is held (it runs) but not written.
+        let second = Array(ClientTraceEncoder().encode(Self.trace(name: "KeptB-11272026")).utf8)
+        #expect(try store.upload(second, userID: "@abcdef123", address: "127.0.0.1").replayName == "KeptB-11272026")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).count == 1)
+        #expect(store.count == 2)
+    }
+
     @Test("an upload expires after its lifetime")
     func expires() {
         var policy = ClientTracePolicy()

@@ -205,7 +205,7 @@ package final class ClientTraceStore: Sendable {
                 return total + size
             }
             guard used + body.count <= policy.keepDiskBudgetBytes else { return }
-            let stamp = Int(Date().timeIntervalSince1970)
+            let stamp = Int((Date().timeIntervalSince1970 * 1000).rounded(.down))
             let file = "\(directory)/\(ClientFileName.component(userID))-\(stamp)-\(name).pcap_client_all.json"
             _ = manager.createFile(atPath: file, contents: Data(body))
         }

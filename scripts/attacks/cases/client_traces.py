@@ -93,7 +93,8 @@ def run():
         closed = True
     s.close()
     elapsed = time.time() - start
-    suite.say("tried: an upload trickled at 1 byte/s: %s after %.0f s" % ("closed" if closed else "still open", elapsed))
+    suite.say("tried: an upload trickled at 1 byte/s: %s after %.0f s"
+              % ("closed" if closed else "still open", elapsed))
     suite.expect(closed and elapsed < 16, "the trickled upload is cut at the request deadline")
 
     # 4. Someone else's upload, claimed with their user id from another address, then by another user id.
