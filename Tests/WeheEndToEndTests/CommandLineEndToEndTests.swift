@@ -121,6 +121,34 @@ struct CommandLineEndToEndTests {
         #expect(run.stderr.contains("127.0.0.1"))
     }
 
+    @Test("wehe demo alone shows both outcomes (one test slowed alone, one with its control) and says why")
+    func demoBothOutcomes() async throws {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let run = try await BuiltCommand.run("wehe", ["demo", "--replays", TestResources.fixtureReplays, "--json"])
+        let elapsed = clock.now - started
+        // A figure, not a bound: printed for the log (the demo is meant to take well under 30 s).
+        print("wehe demo (bundled tiny traces) took \(elapsed)")
+        #expect(elapsed < .seconds(120))
+        #expect(run.status == 0, "\(run.stderr)")
+        let objects = try run.stdout.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        #expect(objects.count == 2)
+        // The plan: the larger of the two shortest TCP app tests is slowed alone (Tiny Web), the other with its
+        // control (Tiny Six).
+        #expect(objects.map { $0["test"] as? String } == ["tinyweb", "tinysix"])
+        #expect(objects.first?["verdict"] as? String == "differentiation", "\(objects.first ?? [:])")
+        #expect(objects.first?["direction"] as? String == "throttled")
+        #expect(objects.last?["verdict"] as? String == "no-differentiation", "\(objects.last ?? [:])")
+        let line = try #require(run.stderr.split(separator: "\n").first { $0.hasPrefix("What happened:") })
+        let slowedPart = "only Tiny Web was throttled, not its control → differentiation (throttled)"
+        #expect(line.contains(slowedPart), "\(run.stderr)")
+        #expect(line.contains("Tiny Six and its control were throttled alike → no differentiation"))
+        // The plan is said before the tests run (wrapped on the terminal's width).
+        #expect(run.stderr.replacingOccurrences(of: "\n  ", with: " ").contains("slows Tiny Web's own traffic"))
+    }
+
     @Test("wehe demo --throttle puts the middlebox in the path: the throttled test shows differentiation")
     func demoThrottled() async throws {
         let run = try await BuiltCommand.run(

@@ -13,8 +13,11 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Run a couple of tests against a Wehe server started inside this process on loopback.",
         discussion: """
-            Traces: --replays, else $WEHE_REPLAYS, else ../shared/replays, else the bundled synthetic ones. \
-            Default tests: the two shortest app tests of the catalog. With --throttle <test>:<rate> (for example \
+            Traces: --replays, else $WEHE_REPLAYS, else yours (~/.local/share/wehe/replays), a checkout's, the \
+            installed ones, else the bundled synthetic ones. Without --tests or --throttle it shows both outcomes: \
+            of the two app tests with the shortest traces, a middlebox on 127.0.0.2 slows the first one's own \
+            traffic but not its control (differentiation), then the second one's traffic and its control alike \
+            (no differentiation), and one line says what happened (about 10 s). With --throttle <test>:<rate> (for example \
             molotovtv:20mbit) a userspace throttling middlebox on 127.0.0.2 recognises that test's flows by their \
             first bytes, as an ISP's DPI box would, and slows them down, so the verdict shows differentiation. A \
             cap only shows when it is well below the rate the trace needs on average (YouTube's trace needs about \
@@ -22,7 +25,7 @@ struct DemoCommand: AsyncParsableCommand {
             Demo results are not added to your history. \(CLIError.Code.pointer)
             """)
 
-    @Option(name: .long, help: "Comma-separated test ids (default: the two shortest app tests).")
+    @Option(name: .long, help: "Comma-separated test ids (default: two app tests showing both outcomes).")
     var tests: String?
 
     @Option(name: .long, help: "Throttle one test through the middlebox, e.g. molotovtv:20mbit.")
@@ -57,7 +60,11 @@ struct DemoCommand: AsyncParsableCommand {
             let directory = try Self.replayDirectory(replays)
             let library = ReplayLibrary(directory: directory)
             let catalog = try TestSelection.catalog(library)
-            var ids = try tests.map(Self.split) ?? Self.defaultTests(library, catalog)
+            // Without --tests or --throttle: one test slowed alone, one slowed with its control (DemoPlan).
+            let plan = tests == nil && throttle == nil ? try Self.defaultPlan(library, catalog) : nil
+            var ids =
+                try plan.map { [$0.slowed.entry.id, $0.even.entry.id] }
+                ?? tests.map(Self.split) ?? Self.defaultTests(library, catalog)
             if let throttle,
                 !ids.contains(where: { catalog.entry(named: $0)?.id == catalog.entry(named: throttle.test)?.id })
             {
@@ -68,7 +75,20 @@ struct DemoCommand: AsyncParsableCommand {
                 selected.first { $0.entry.id == catalog.entry(named: throttle.test)?.id }.map { (throttle, $0) }
             }
             Terminal.printError(strings.demoNote(directory))
+            var middlebox: DemoEnvironment.Throttle?
+            if let plan {
+                Terminal.printError(
+                    strings.demoPlanNote(
+                        slowed: plan.slowed.entry.name, even: plan.even.entry.name,
+                        bitsPerSecond: plan.rateBitsPerSecond))
+                let classifier = plan.classifier
+                middlebox = DemoEnvironment.Throttle(rateBitsPerSecond: plan.rateBitsPerSecond) { _ in classifier }
+            }
             if let throttled {
+                let (test, rate) = (throttled.1, throttled.0.rateBitsPerSecond)
+                middlebox = DemoEnvironment.Throttle(rateBitsPerSecond: rate) { ports in
+                    DemoThrottle.classifier(for: test, tcpPorts: ports)
+                }
                 Terminal.printError(strings.demoThrottleNote(throttled.1.entry.name, throttled.0.rateBitsPerSecond))
                 let average = Self.averageBitsPerSecond(throttled.1.original)
                 if let average, Double(throttled.0.rateBitsPerSecond) > average / 2 {
@@ -83,12 +103,25 @@ struct DemoCommand: AsyncParsableCommand {
             // the demo's own outcome is in the client's messages, so the server stays quiet unless asked.
             var serverLogger = Logger(label: "wehe.demo.server")
             if ProcessInfo.processInfo.environment["WEHE_LOG_LEVEL"] == nil { serverLogger.logLevel = .critical }
-            try await DemoEnvironment.run(replays: directory, throttle: throttled, logger: serverLogger) { endpoints in
+            let started = ContinuousClock.now
+            let results = try await DemoEnvironment.run(
+                replays: directory, throttle: middlebox, sampleCount: plan == nil ? 100 : DemoPlan.sampleCount,
+                logger: serverLogger
+            ) { endpoints in
                 let configuration = ReplayClientConfiguration(
                     server: endpoints.server, userID: WeheSettings.makeUserID(),
                     trustedCertificatesPEM: endpoints.trustedPEM, sideChannelPort: endpoints.sideChannelPort,
                     analyzerPort: endpoints.analyzerPort, verdictRules: rules, confirmation: confirmation)
-                try await RunCommand.execute(selected, configuration: configuration, strings: strings, json: json)
+                return try await RunCommand.execute(
+                    selected, configuration: configuration, strings: strings, json: json)
+            }
+            // One line on what just happened (on stderr with --json, whose stdout is the records alone).
+            if let plan, let slowed = results.first(where: { $0.test == plan.slowed.entry.id }),
+                let even = results.first(where: { $0.test == plan.even.entry.id })
+            {
+                let seconds = (ContinuousClock.now - started).inSeconds
+                let line = strings.demoOutcome(slowed: slowed, even: even) + " (\(RunPlan.duration(seconds)))"
+                if json { Terminal.printError(line) } else { print("\n" + Terminal.wrap(line)) }
             }
         } catch let error as CLIError {
             throw error.exit()
@@ -101,6 +134,14 @@ struct DemoCommand: AsyncParsableCommand {
         guard trace.duration > 0 else { return nil }
         let bytes = trace.packets.reduce(0) { $0 + $1.payload.count + $1.responseLength }
         return Double(bytes) * 8 / trace.duration
+    }
+
+    /// The default plan from the app tests whose traces are present; `nil` (the two shortest tests, unthrottled)
+    /// when fewer than two TCP app tests are.
+    static func defaultPlan(_ library: ReplayLibrary, _ catalog: AppCatalog) throws -> DemoPlan? {
+        let available = catalog.entries.filter { !$0.isPortTest && TestSelection.available($0, library, catalog) }
+        let tests = try TestSelection.load(available.map(\.id), from: library, catalog: catalog)
+        return DemoPlan.choose(tests)
     }
 
     static func split(_ list: String) -> [String] {

@@ -22,6 +22,12 @@ enum DemoEnvironment {
         var trustedPEM: String
     }
 
+    /// What the middlebox slows: the flows its classifier recognises (given the server's TCP port map), to one rate.
+    struct Throttle: Sendable {
+        var rateBitsPerSecond: Int
+        var classifier: @Sendable ([Int: Int]) -> ThrottlingProxyConfiguration.Classifier
+    }
+
     /// Address of the in-process server.
     static let serverAddress = "127.0.0.1"
     /// Address of the middlebox: every server port is mirrored there, so the port map's port numbers stay valid
@@ -29,10 +35,12 @@ enum DemoEnvironment {
     static let middleboxAddress = "127.0.0.2"
 
     /// Starts the server (and the middlebox when `throttle` is given), runs `body`, then stops everything.
+    /// `sampleCount` is the number of throughput samples the server asks for over a test's catalog time.
     /// - Throws: `CLIError` when the server or the middlebox cannot start, or what `body` throws.
     static func run<T: Sendable>(
         replays: String,
-        throttle: (DemoThrottle, ReplayClient.Test)?,
+        throttle: Throttle?,
+        sampleCount: Int = 100,
         logger: Logger,
         _ body: @Sendable (Endpoints) async throws -> T
     ) async throws -> T {
@@ -48,6 +56,7 @@ enum DemoEnvironment {
                 replayDirectory: replays, store: InMemoryResultStore(), logger: logger, address: serverAddress,
                 dataDirectory: scratch, certificates: certificates)
             configuration.serverName = "wehe-demo"
+            configuration.sampleCount = sampleCount
             configuration.limits.shutdownGracePeriod = .seconds(1)
             server = try ReplayServer(configuration: configuration)
         } catch {
@@ -76,8 +85,7 @@ enum DemoEnvironment {
             let value: T
             do {
                 if let throttle {
-                    value = try await throughMiddlebox(
-                        ports: ports, direct: direct, throttle: throttle.0, test: throttle.1, body)
+                    value = try await throughMiddlebox(ports: ports, direct: direct, throttle: throttle, body)
                 } else {
                     value = try await body(direct)
                 }
@@ -96,8 +104,7 @@ enum DemoEnvironment {
     private static func throughMiddlebox<T: Sendable>(
         ports: ReplayServer.ListeningPorts,
         direct: Endpoints,
-        throttle: DemoThrottle,
-        test: ReplayClient.Test,
+        throttle: Throttle,
         _ body: @Sendable (Endpoints) async throws -> T
     ) async throws -> T {
         typealias Route = ThrottlingProxyConfiguration.Route
@@ -115,7 +122,7 @@ enum DemoEnvironment {
         routes += Set(ports.udp.values).sorted().map { mirror(.udp, $0, classified: true) }
         let configuration = ThrottlingProxyConfiguration(
             routes: routes,
-            classifier: DemoThrottle.classifier(for: test, tcpPorts: ports.tcp),
+            classifier: throttle.classifier(ports.tcp),
             shaping: .init(rateBitsPerSecond: throttle.rateBitsPerSecond))
         let proxy: ThrottlingProxy
         do {

@@ -33,14 +33,19 @@ struct DemoThrottle: Sendable, Hashable {
             let recorded = test.original.flows.map { Int($0.serverPort) }
             return .serverPorts(Set(recorded.compactMap { tcpPorts[$0] }))
         }
+        return .patterns(patterns(test.original))
+    }
+
+    /// The first bytes of each flow of a trace (distinct ones, in order).
+    static func patterns(_ trace: ReplayTrace) -> [[UInt8]] {
         var patterns: [[UInt8]] = []
         var seen: Set<CSPair> = []
-        for packet in test.original.packets where !packet.payload.isEmpty && !seen.contains(packet.csPair) {
+        for packet in trace.packets where !packet.payload.isEmpty && !seen.contains(packet.csPair) {
             seen.insert(packet.csPair)
             let pattern = Array(packet.payload.prefix(patternLength))
             if !patterns.contains(pattern) { patterns.append(pattern) }
         }
-        return .patterns(patterns)
+        return patterns
     }
 
     /// Bytes of each flow's first payload used as its signature.

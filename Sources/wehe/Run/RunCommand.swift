@@ -142,7 +142,7 @@ struct RunCommand: AsyncParsableCommand {
     /// session), each test, each localization and each DPI search runs in an access envelope of its own, opened for
     /// it and closed after it (its closing stops the step with exit 33); a step that cannot fit in one envelope is
     /// refused before anything runs.
-    static func execute(
+    @discardableResult static func execute(
         _ tests: [ReplayClient.Test],
         configuration: ReplayClientConfiguration,
         strings: Strings,
@@ -151,7 +151,7 @@ struct RunCommand: AsyncParsableCommand {
         route: FleetRoute? = nil,
         rounds: Int? = nil,
         adaptive: Bool = false
-    ) async throws {
+    ) async throws -> [TestResult] {
         let route = route ?? FleetRoute(session: nil, base: configuration, trustPEM: nil, json: json)
         let renderer = ProgressRenderer(strings: strings, json: json, tests: tests)
         var results: [TestResult] = []
@@ -266,6 +266,7 @@ struct RunCommand: AsyncParsableCommand {
                     + strings.localizationLine(
                         inconclusive.verdict.rawValue, reason: inconclusive.reason?.code.rawValue))
         }
+        return results
     }
 
     /// Runs `body` within the envelope's life when there is one.
