@@ -296,7 +296,8 @@ public struct ReplayClient: Sendable {
                 networkType: result.network.linkKind == .unknown ? nil : result.network.linkKind.rawValue,
                 clientVersion: WeheVersion.number, serverName: configuration.server,
                 extraString: configuration.extraString,
-                asNumber: result.network.asNumber.map { Int($0) }, asName: result.network.asName),
+                asNumber: result.network.asNumber.map { Int($0) }, asName: result.network.asName,
+                scheduled: configuration.scheduled ? true : nil),
             replays: replays,
             analyses: [AnalysisRecord(test: key, summary: result.summary, analysedAt: Date())],
             sensitive: result.sensitive)

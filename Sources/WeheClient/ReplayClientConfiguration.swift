@@ -48,6 +48,8 @@ public struct ReplayClientConfiguration: Sendable {
     public var historyCounter: any HistoryCounter
     /// Where finished tests are recorded (the person's history); `nil` keeps nothing.
     package var store: (any ResultStore)?
+    /// Whether the monitor's schedule starts these tests: stored with each result (`wehe monitor`).
+    package var scheduled = false
     /// Where the client logs.
     public var logger: Logger
     /// The client's own IP-to-AS table, used when the server answers no AS (`--asn-prefixes`, `--asn-names`).

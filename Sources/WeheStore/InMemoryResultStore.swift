@@ -88,6 +88,7 @@ package actor InMemoryResultStore: ResultStore {
         merged.serverName = incoming.serverName ?? existing.serverName
         merged.extraString = incoming.extraString ?? existing.extraString
         merged.asNumber = incoming.asNumber ?? existing.asNumber
+        merged.scheduled = incoming.scheduled ?? existing.scheduled
         merged.asName = incoming.asName ?? existing.asName
         return merged
     }

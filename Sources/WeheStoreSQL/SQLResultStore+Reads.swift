@@ -21,7 +21,8 @@ extension SQLRow {
 extension SQLResultStore {
     static let testSelect = """
         t.id, t.user_id, t.history_count, t.replay_name, t.started_at, t.provider, t.network_type, t.client_version, \
-        t.client_address, t.server_name, t.extra_string, t.original_mean, t.control_mean, t.as_number, t.as_name
+        t.client_address, t.server_name, t.extra_string, t.original_mean, t.control_mean, t.as_number, t.as_name, \
+        t.scheduled
         """
 
     static let analysisSelect = """
@@ -48,7 +49,8 @@ extension SQLResultStore {
             serverName: try row.optional("server_name"),
             extraString: try row.optional("extra_string"),
             asNumber: try row.optional("as_number"),
-            asName: try row.optional("as_name")
+            asName: try row.optional("as_name"),
+            scheduled: try row.optional("scheduled", as: Int.self).map { $0 != 0 }
         )
     }
 

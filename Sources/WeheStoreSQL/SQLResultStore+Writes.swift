@@ -9,7 +9,8 @@ typealias SQLValue = any Encodable & Sendable
 extension SQLResultStore {
     static let testColumns = """
         user_id, history_count, replay_name, started_at, started_day, provider, network_type, client_version, \
-        client_address, server_name, extra_string, original_mean, control_mean, verdict, direction, as_number, as_name
+        client_address, server_name, extra_string, original_mean, control_mean, verdict, direction, as_number, as_name, \
+        scheduled
         """
 
     static func testValues(
@@ -25,6 +26,7 @@ extension SQLResultStore {
             metadata.startedAt.storeDay, metadata.provider, metadata.networkType, metadata.clientVersion,
             metadata.clientAddress, metadata.serverName, metadata.extraString, originalMean, controlMean,
             verdict?.rawValue, direction?.rawValue, metadata.asNumber, metadata.asName,
+            metadata.scheduled.map { $0 ? 1 : 0 },
         ]
     }
 
@@ -77,7 +79,7 @@ extension SQLResultStore {
         var assignments = ["replay_name = excluded.replay_name", "verdict = NULL", "direction = NULL"]
         for column in [
             "provider", "network_type", "client_version", "client_address", "server_name", "extra_string", "as_number",
-            "as_name",
+            "as_name", "scheduled",
         ] {
             assignments.append("\(column) = COALESCE(excluded.\(column), wehe_tests.\(column))")
         }

@@ -45,6 +45,13 @@ struct MonitorEndToEndTests {
             let verdict = try #require(object["verdict"] as? String)
             let historyCount = try #require(object["historyCount"] as? Int)
             #expect(try await world.serverStore.test(TestKey(userID: "e2emon001", historyCount: historyCount)) != nil)
+            // The history keeps the mark: `wehe results --json` lists the test as scheduled.
+            let listed = try await BuiltCommand.run("wehe", ["results", "--json", "--data-dir", data])
+            #expect(listed.status == 0, "\(listed.stderr)")
+            let rows = try #require(
+                try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]], "\(listed.stdout)"
+            )
+            #expect(rows.count == 1 && rows.first?["scheduled"] as? Bool == true, "\(rows)")
             // A first verdict has no previous one: no change is said.
             #expect(!FileManager.default.fileExists(atPath: changes))
 

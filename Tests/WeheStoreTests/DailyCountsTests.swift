@@ -143,6 +143,7 @@ struct DailyCountsTests {
                     "DROP TABLE wehe_dpi_results", "ALTER TABLE wehe_tests DROP COLUMN sensitive",
                     "ALTER TABLE wehe_replays DROP COLUMN reached_time_limit",
                     "ALTER TABLE wehe_tests DROP COLUMN as_number", "ALTER TABLE wehe_tests DROP COLUMN as_name",
+                    "ALTER TABLE wehe_tests DROP COLUMN scheduled",
                     "DELETE FROM wehe_schema_migrations WHERE version > 2",
                 ])
             let verifying = await #expect(throws: WeheStoreError.self) {

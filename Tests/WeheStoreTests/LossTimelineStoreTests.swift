@@ -114,6 +114,7 @@ struct LossTimelineStoreTests {
                     "DROP TABLE wehe_dpi_results", "ALTER TABLE wehe_tests DROP COLUMN sensitive",
                     "ALTER TABLE wehe_replays DROP COLUMN reached_time_limit",
                     "ALTER TABLE wehe_tests DROP COLUMN as_number", "ALTER TABLE wehe_tests DROP COLUMN as_name",
+                    "ALTER TABLE wehe_tests DROP COLUMN scheduled",
                 ],
                 downgrade: { statements in try await SQLiteFailureTests.raw(path, statements) })
         }
@@ -138,6 +139,7 @@ struct LossTimelineStoreTests {
                     "DROP TABLE wehe_dpi_results", "ALTER TABLE wehe_tests DROP COLUMN sensitive",
                     "ALTER TABLE wehe_replays DROP COLUMN reached_time_limit",
                     "ALTER TABLE wehe_tests DROP COLUMN as_number", "ALTER TABLE wehe_tests DROP COLUMN as_name",
+                    "ALTER TABLE wehe_tests DROP COLUMN scheduled",
                 ],
                 downgrade: { statements in
                     for statement in statements { try await StoreHarness.adminSQL(url, statement) }

@@ -125,6 +125,7 @@ package struct ResultRecord: Sendable, Encodable {
         provider = row.metadata.provider
         asNumber = row.metadata.asNumber
         asName = row.metadata.asName
+        scheduled = row.metadata.scheduled == true ? true : nil
         linkKind = row.metadata.networkType
         clientVersion = row.metadata.clientVersion
         analysis = row.analysis

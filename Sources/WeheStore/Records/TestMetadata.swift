@@ -23,6 +23,8 @@ package struct TestMetadata: Sendable, Hashable, Codable {
     package var asNumber: Int?
     /// The AS's organisation name; `nil` when unknown.
     package var asName: String?
+    /// `true` when the monitor's schedule started the test (`wehe monitor`); `nil` for a test a person started.
+    package var scheduled: Bool?
 
     /// Creates metadata.
     package init(
@@ -35,7 +37,8 @@ package struct TestMetadata: Sendable, Hashable, Codable {
         serverName: String? = nil,
         extraString: String? = nil,
         asNumber: Int? = nil,
-        asName: String? = nil
+        asName: String? = nil,
+        scheduled: Bool? = nil
     ) {
         self.replayName = replayName
         self.startedAt = startedAt
@@ -47,5 +50,6 @@ package struct TestMetadata: Sendable, Hashable, Codable {
         self.extraString = extraString
         self.asNumber = asNumber
         self.asName = asName
+        self.scheduled = scheduled
     }
 }

@@ -33,7 +33,14 @@ enum SchemaMigrations {
         Migration(version: 5, name: "sensitive verdicts", statements: sensitiveVerdicts),
         Migration(version: 6, name: "replays stopped by the time limit", statements: replayTimeLimits),
         Migration(version: 7, name: "autonomous system of the client", statements: clientAS),
+        Migration(version: 8, name: "tests the monitor scheduled", statements: scheduledTests),
     ]
+
+    /// Version 8: whether the monitor's schedule started the test (`wehe monitor`), 1 in a nullable column of the
+    /// test; NULL for a test a person started, existing rows included.
+    private static func scheduledTests(_ flavor: SQLFlavor) -> [String] {
+        ["ALTER TABLE wehe_tests ADD COLUMN scheduled BIGINT"]
+    }
 
     /// Version 7: the AS number and name of the client's public address (from the IP-to-AS table of the server or
     /// of the client), in nullable columns of the test. Existing rows stay NULL.

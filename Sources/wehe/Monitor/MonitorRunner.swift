@@ -158,6 +158,7 @@ struct MonitorRunner {
         let started = Date()
         try await History.with(directory) { history in
             configuration.store = history
+            configuration.scheduled = true
             let client = ReplayClient(configuration: configuration)
             for test in tests {
                 let result: TestResult
