@@ -38,4 +38,46 @@ struct ServeConfigurationErrorTests {
         #expect(output.stderr.contains(message), "stderr: \(output.stderr)")
         #expect(!output.stderr.contains("Fatal error"))
     }
+
+    @Test(
+        "capture options that cannot work are usage errors that say why, from the flags or the configuration file",
+        arguments: [
+            (["--capture-interface", "lo"], "", "--capture-interface needs --pcap"),
+            ([], #"{"captureInterface": "lo"}"#, "--capture-interface needs --pcap"),
+            (["--pcap", "PCAP", "--capture-interface", "lo", "--capture-snap-length", "10"], "", "between 64 and"),
+            (["--pcap", "PCAP"], #"{"captureInterface": "lo", "captureMaxPerNetwork": 0}"#, "at least 1"),
+            ([], #"{"localizationPair": ["a,b"]}"#, "a,b"),
+        ])
+    func captureAndFileOptions(option: [String], file: String, message: String) throws {
+        let data = TestResources.temporaryDirectory("wehe-server-config-error")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        var arguments = ["serve", "--data", data, "--replays", TestResources.fixtureReplays, "--bind", "127.0.0.1"]
+        arguments += option.map { $0 == "PCAP" ? data + "/pcap" : $0 }
+        if !file.isEmpty {
+            #expect(TestResources.write(file, to: data + "/config.json"))
+            arguments += ["--config", data + "/config.json"]
+        }
+        let output = try CommandRunner.run("wehe-server", arguments)
+        #expect(output.status == 64, "stderr: \(output.stderr)")
+        #expect(output.stderr.contains(message), "stderr: \(output.stderr)")
+    }
+
+    @Test("serve --help lists every option once, under the group of its concern")
+    func helpGroups() throws {
+        let output = try CommandRunner.run("wehe-server", ["serve", "--help"])
+        #expect(output.status == 0)
+        let help = output.stdout + output.stderr
+        let groups = [
+            "LISTENERS:", "LIMITS:", "FLEET AND WEHEY LOCALIZATION:", "ARCHIVE AND PCAPS:",
+            "PACKET CAPTURE ON AN INTERFACE:", "MEASUREMENTS BESIDE THE REPLAY:", "OPERATOR DASHBOARD:",
+        ]
+        for group in groups { #expect(help.contains(group), "\(group) missing") }
+        for option in [
+            "--side-channel-port", "--tls-cert", "--fleet-secret-file", "--archive-uuid-prefix", "--pcap ",
+            "--capture-interface", "--loss-sampling-ms", "--dashboard-token-file", "--max-sessions ",
+        ] {
+            let lines = help.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix(option) }
+            #expect(lines.count == 1, "\(option): \(lines)")
+        }
+    }
 }
