@@ -65,15 +65,22 @@ struct ResultSchemaTests {
     func everyOutputValidates() async throws {
         let data = TestResources.temporaryDirectory("wehe-schema-data")
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let run = try await LoopbackWorld.run(address: "127.0.0.57", sampleCount: 2000) { world in
+        let runs = try await LoopbackWorld.run(address: "127.0.0.57", sampleCount: 2000) { world in
             let common = [
                 "--replays", TestResources.fixtureReplays, "--data-dir", data, "--server", world.address,
                 "--cert", world.caPath, "--side-channel-port", String(world.ports.sideChannelTLS ?? -1),
                 "--analyzer-port", String(world.ports.analyzerTLS ?? -1), "--accept-consent", "--no-confirmation",
             ]
-            return try await BuiltCommand.run("wehe", ["run", "tinyweb", "tinycall", "port8081s", "--json"] + common)
+            let published = try await BuiltCommand.run(
+                "wehe", ["run", "tinyweb", "tinycall", "port8081s", "--json"] + common)
+            // An interleaved test: the history then keeps a sensitive verdict too (method "interleaved").
+            let interleaved = try await BuiltCommand.run(
+                "wehe", ["run", "tinyweb", "--interleaved", "--rounds", "8", "--json"] + common)
+            return (published, interleaved)
         }
+        let (run, interleaved) = runs
         #expect(run.status == 0, "\(run.stderr)")
+        #expect(interleaved.status == 0, "\(interleaved.stderr)")
         let replays = ["--replays", TestResources.fixtureReplays]
         let list = try await BuiltCommand.run("wehe", ["results", "--data-dir", data, "--json"] + replays)
         let show = try await BuiltCommand.run("wehe", ["results", "show", "2", "--data-dir", data, "--json"] + replays)
@@ -104,15 +111,17 @@ struct ResultSchemaTests {
         #expect(history.status == 200 && test.status == 200, "\(history.body) \(test.body)")
 
         let counts = try await Self.validate([
-            ("run", "lines", run.stdout), ("results", "array", list.stdout), ("show", "object", show.stdout),
+            ("run", "lines", run.stdout), ("interleaved", "lines", interleaved.stdout),
+            ("results", "array", list.stdout), ("show", "object", show.stdout),
             ("export", "array", export.stdout), ("dashboard-history", "array", history.body),
             ("dashboard-test", "object", test.body),
         ])
         #expect(counts["run"] == 3)
-        #expect(counts["results"] == 3)
+        #expect(counts["interleaved"] == 1)
+        #expect(counts["results"] == 4)
         #expect(counts["show"] == 1)
-        #expect(counts["export"] == 3)
-        #expect(counts["dashboard-history"] == 3)
+        #expect(counts["export"] == 4)
+        #expect(counts["dashboard-history"] == 4)
         #expect(counts["dashboard-test"] == 1)
 
         // The same keys for the same things: the run's record of test 2 and its history records agree.
@@ -135,7 +144,14 @@ struct ResultSchemaTests {
         // The CSV has the record's keys as its columns.
         let header = try #require(csv.stdout.split(separator: "\n").first)
         #expect(header.hasPrefix("schemaVersion,kind,historyCount,id,date,test,name,app,replay,"))
-        #expect(csv.stdout.split(separator: "\n").count == 4)
+        #expect(csv.stdout.split(separator: "\n").count == 5)
+        // The interleaved test's record says so in the run's output and in the history.
+        let interleavedRecord = try object(interleaved.stdout)
+        #expect(interleavedRecord["method"] as? String == "interleaved")
+        #expect(interleavedRecord["sensitiveRounds"] as? Int == 8)
+        let listed = try #require(
+            try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        #expect(listed.first { $0["historyCount"] as? Int == 4 }?["method"] as? String == "interleaved")
 
         // The validator is not vacuous: a wrong verdict, a missing key, an unknown key and a date without an
         // offset are each refused.
