@@ -28,6 +28,7 @@ struct CommandLineUsabilityTests {
     func commandHelp() throws {
         for command in [
             "run", "demo", "servers", "localize", "dpi", "settings", "results", "replays", "dashboard", "record",
+            "monitor",
         ] {
             let help = try CommandRunner.run("wehe", [command, "--help"])
             #expect(help.status == 0, "\(command): \(help.stderr)")

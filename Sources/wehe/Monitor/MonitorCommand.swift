@@ -18,7 +18,7 @@ struct MonitorCommand: AsyncParsableCommand {
             allowance (exit 35 when none fits, nothing sent). A verdict that changes on the same provider is said \
             in the journal, as a desktop notification, and to --on-change. Results carry "scheduled": true. \
             Every option can be set once with `wehe settings set` (allowance, per-run, quiet-hours, allow-metered, \
-            monitor-tests, on-change). See Docs/monitor.md.
+            monitor-tests, on-change). See Docs/monitor.md. \(CLIError.Code.pointer)
             """,
         subcommands: [MonitorRun.self, MonitorInstall.self, MonitorStatus.self, MonitorUninstall.self])
 
