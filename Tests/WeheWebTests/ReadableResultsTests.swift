@@ -229,3 +229,16 @@ struct ReadableResultsTests {
         }
     }
 }
+
+@Suite("form posts from the dashboard's own pages")
+struct SameOriginFormTests {
+    @Test("pages ask browsers for a same-origin referrer policy, so that their form posts carry a real Origin")
+    func referrerPolicy() async throws {
+        let harness = try Harness()
+        try await harness.test { client in
+            let page = try await client.execute(uri: "/run", method: .get)
+            // Under "no-referrer" a browser sends `Origin: null` with a form post, which checkOrigin refuses.
+            #expect(page.headers[HTTPField.Name("referrer-policy")!] == "same-origin")
+        }
+    }
+}

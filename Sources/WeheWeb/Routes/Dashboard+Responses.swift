@@ -30,7 +30,10 @@ extension Dashboard {
                     + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
             ),
             ("x-content-type-options", "nosniff"),
-            ("referrer-policy", "no-referrer"),
+            // No referrer leaves the dashboard; "same-origin" rather than "no-referrer", because under "no-referrer"
+            // a browser sends `Origin: null` with every form post, which the same-origin check of the state-changing
+            // routes (new test, settings) must refuse.
+            ("referrer-policy", "same-origin"),
         ]
         for (name, value) in extra {
             if let field = HTTPField.Name(name) { headers[field] = value }
