@@ -174,6 +174,8 @@ measure timeline-390 "/timeline" 390 844 no-sideways-scroll timeline-visible
 measure timeline-1400 "/timeline" 1400 900 no-sideways-scroll timeline-visible tables-fit
 measure timeline-fr-390 "/timeline?lang=fr" 390 844 no-sideways-scroll timeline-visible
 measure timeline-print-1400 "/timeline/print" 1400 900 no-sideways-scroll timeline-visible
+measure operator-timeline-390 "/operator/timeline" 390 844 no-sideways-scroll
+measure operator-timeline-1400 "/operator/timeline" 1400 900 no-sideways-scroll
 
 page test-spiky "/tests/demo-user/$SPIKY" 1280x1400
 expect test-spiky "axis cut said on the chart" 'id="throughput-chart-clip"'
