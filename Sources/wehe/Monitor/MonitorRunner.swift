@@ -148,24 +148,36 @@ struct MonitorRunner {
         let lock = try TestLock.acquire(directory, strings: strings)
         defer { withExtendedLifetime(lock) {} }
         let setup = monitor.connection.setup(monitor.options)
-        guard try !setup.usesFleet(settings) else {
-            throw CLIError(
-                code: .invalidInput,
-                "wehe monitor runs against one server: give --server (or `wehe settings set server <host>`)")
-        }
+        // On the public fleet (no --server), each test runs in an access envelope of its own, as `wehe run`'s.
+        let fleet = try setup.fleetPlan(settings: settings, replayDirectory: replayDirectory)
         var configuration = try setup.configuration(settings: settings, directory: directory)
         let tests = selected.filter { plan.tests.contains($0.entry.id) }
         let started = Date()
+        let adaptive = adaptive
         try await History.with(directory) { history in
             configuration.store = history
             configuration.scheduled = true
-            let client = ReplayClient(configuration: configuration)
+            let route = try FleetStep.route(
+                fleet, configuration: configuration, directory: directory, json: monitor.options.json)
             for test in tests {
-                let result: TestResult
+                let measured: (result: TestResult, server: String)
                 do {
-                    result = try await adaptive ? client.runAdaptive(test) { _ in } : client.run(test) { _ in }
-                } catch let error as ReplayClientError {
-                    let failure = CLIError(error)
+                    measured = try await route.within { entered in
+                        let client = ReplayClient(configuration: entered.configuration)
+                        let result = try await RunCommand.guarded(entered.envelope) { () async throws -> TestResult in
+                            adaptive
+                                ? try await client.runAdaptive(test) { _ in } : try await client.run(test) { _ in }
+                        }
+                        return (result, entered.configuration.server)
+                    }
+                } catch {
+                    let failure: CLIError
+                    switch error {
+                    case let error as ReplayClientError: failure = CLIError(error)
+                    case let error as FleetError: failure = CLIError(error)
+                    case let error as CLIError: failure = error
+                    default: throw error
+                    }
                     try directory.updateMonitorLedger { ledger in
                         ledger.record(
                             MonitorRunRecord(
@@ -174,7 +186,7 @@ struct MonitorRunner {
                     }
                     throw failure
                 }
-                try record(result, server: configuration.server, started: started)
+                try record(measured.result, server: measured.server, started: started)
             }
         }
     }
