@@ -83,7 +83,9 @@ struct CommandLineTests {
         #expect(csv.status == 0, "\(csv.stderr)")
         let csvLines = csv.stdout.split(separator: "\n")
         #expect(csvLines.count == 3)
-        #expect(csvLines.first?.hasPrefix("id,date,app,replay,verdict,direction,originalMeanMbps") == true)
+        // The result record's keys (Docs/result.schema.json) are the columns.
+        #expect(csvLines.first?.hasPrefix("schemaVersion,kind,historyCount,id,date,test,name,app,replay,") == true)
+        #expect(csvLines.first?.contains(",verdict,direction,firstVerdict,confirmed,originalMeanMbps,") == true)
         let exported = try Self.wehe(["results", "export", "--format", "json", "--data-dir", data] + replays)
         #expect((try JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [Any])?.count == 2)
         let show = try Self.wehe(["results", "show", "1", "--data-dir", data] + replays)
