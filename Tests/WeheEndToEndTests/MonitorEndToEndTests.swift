@@ -134,4 +134,32 @@ struct MonitorEndToEndTests {
         #expect(uninstall.status == 0, "\(uninstall.stderr)")
         #expect(!FileManager.default.fileExists(atPath: units + "/wehe-monitor.timer"))
     }
+
+    @Test("without --server the monitor takes the fleet path: locate, an envelope for the test, closed after")
+    func throughFleet() async throws {
+        let data = TestResources.temporaryDirectory("wehe-e2e-monitor")
+        let power = TestResources.temporaryDirectory("wehe-e2e-power")
+        defer {
+            try? FileManager.default.removeItem(atPath: data)
+            try? FileManager.default.removeItem(atPath: power)
+        }
+        try FileManager.default.createDirectory(atPath: power, withIntermediateDirectories: true)
+        try await LoopbackWorld.run(address: "127.0.0.42", sampleCount: 2000) { world in
+            try await FleetFakes.run { fakes in
+                fakes.offer(fakes.targets())
+                let run = try await BuiltCommand.run(
+                    "wehe",
+                    [
+                        "monitor", "--once", "--json", "--cert", world.caPath, "--allow-metered", "--power-supply",
+                        power, "--tests", "tinycall", "--published",
+                    ] + fakes.options(world, data: data))
+                #expect(run.status == 0, "\(run.stderr)")
+                let object = try #require(
+                    try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
+                #expect(object["scheduled"] as? Bool == true)
+                #expect(fakes.locate.requests.map(\.unidentified) == ["/v2/nearest/wehe/replay"])
+                #expect(await fakes.envelopes.wait { $0.count == 1 && $0[0].closedAt != nil })
+            }
+        }
+    }
 }
