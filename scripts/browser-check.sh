@@ -183,6 +183,97 @@ page test-few "/tests/demo-user/$NEWEST" 1280x900
 expect test-few "headline says too few measurements" '<h1>.*Too few measurements to judge'
 expect test-few "badge says too few measurements" 'Inconclusive \(too few measurements\)</span>'
 
+# Readable results: each test page's bar caption follows its verdict (English and French), the live chart of a run
+# with a confirmation run breaks between the runs, the operator page at 390 px (no sideways scrolling, no chart labels
+# overlapping, breakdown tables fit and the matrix scrolls inside its box), and the settings page (fits a phone; a
+# change submitted from its form in the browser is saved and said).
+readable_results_checks() {
+    local verdict_tests style id want
+    # One test of each verdict in the history, from the history page's rows (link, then badge).
+    verdict_tests="$(python3 - "$OUT/history.html" <<'PY'
+import re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+seen = {}
+for row in re.findall(r"<tr.*?</tr>", html, re.S):
+    link = re.search(r'href="/tests/demo-user/([0-9]+)\?lang=en"', row)
+    badge = re.search(r'class="badge badge-(diff|none|inconclusive|blocked)"', row)
+    if link and badge and badge.group(1) not in seen:
+        seen[badge.group(1)] = link.group(1)
+for style, test in seen.items():
+    print(style, test)
+PY
+)"
+    [ "$(wc -l <<< "$verdict_tests")" -ge 3 ] || fail "captions: fewer than three verdicts found in the history"
+    while read -r style id; do
+        [ -n "$id" ] || continue
+        for lang in en fr; do
+            page "caption-$style-$lang" "/tests/demo-user/$id?lang=$lang" 1280x1400
+            case "$style-$lang" in
+                diff-en) want="found the two speeds different" ;;
+                none-en) want="no sign of differentiation" ;;
+                inconclusive-en) want="cannot tell from these measurements" ;;
+                blocked-en) want="could not get through" ;;
+                diff-fr) want="différents au-delà du hasard" ;;
+                none-fr) want="aucun signe de différenciation" ;;
+                inconclusive-fr) want="ne peut pas dire" ;;
+                blocked-fr) want="n'a pas pu passer" ;;
+            esac
+            # The first caption after the average bars (python: the DOM is one long line for grep).
+            if python3 -c 'import re, sys; t = open(sys.argv[1], encoding="utf-8").read(); i = t.find("averages-figure"); m = re.search(r"<figcaption>([^<]*)", t[i:]) if i >= 0 else None; print(m.group(1) if m else "")' "$DOM" \
+                | grep -qF "$want"; then
+                pass "caption-$style-$lang: the bars' caption says \"$want\""
+            else
+                fail "caption-$style-$lang: the bars' caption does not say \"$want\""
+            fi
+            if [ "$style" != none ] && grep -qE 'no sign of differentiation|aucun signe de différenciation' "$DOM"; then
+                fail "caption-$style-$lang: a $style test page says 'no sign of differentiation'"
+            fi
+        done
+    done <<< "$verdict_tests"
+
+    # A run of Netflix, which the demo's provider throttles: its first result asks for a confirmation run.
+    local location run_id state
+    location="$(curl -s -o /dev/null -w '%{redirect_url}' -X POST -H "Origin: $BASE" \
+        --data 'test=netflix&consent=yes&lang=en' "$BASE/run")"
+    run_id="$(grep -oE 'run-[0-9]+' <<< "$location" | head -1 || true)"
+    if [ -z "$run_id" ]; then
+        fail "live chart: the run could not be started ($location)"
+    else
+        for _ in $(seq 1 300); do
+            state="$(curl -s "$BASE/api/runs/$run_id" | grep -oE '"state" : "[a-z]+"' | head -1 || true)"
+            case "$state" in *finished* | *failed*) break ;; esac
+            sleep 0.2
+        done
+        [[ "$state" == *finished* ]] && pass "live chart: run $run_id finished" || fail "live chart: run $run_id: $state"
+        measure run-confirmed-390 "/run/$run_id?lang=en" 390 844 no-sideways-scroll live-chart-break
+        measure run-confirmed-fr-1400 "/run/$run_id?lang=fr" 1400 900 no-sideways-scroll live-chart-break
+        page run-confirmed "/run/$run_id?lang=en" 1280x1200
+        expect run-confirmed "break labelled 'Confirmation run'" 'class="run-break-label"[^>]*>Confirmation run<'
+        expect run-confirmed "log in plain words" '<li>Replaying Netflix \((original|control)\)</li>' 4
+    fi
+
+    measure operator-readable-390 "/operator/" 390 844 no-sideways-scroll labels-apart tables-scroll
+    measure operator-readable-fr-390 "/operator/?lang=fr" 390 844 no-sideways-scroll labels-apart tables-scroll
+    measure operator-readable-1400 "/operator/" 1400 900 no-sideways-scroll labels-apart tables-fit
+
+    page settings "/settings" 1280x1400
+    expect settings "settings form with its token" '<input type="hidden" name="token" value="[^"]+">'
+    expect settings "one input per setting" '<input type="text" id="setting-[a-z-]+" name="value\.[a-z-]+"' 5
+    expect settings "navigation links the settings page" 'href="/settings\?lang=en" aria-current="page"'
+    measure settings-390 "/settings" 390 844 no-sideways-scroll settings-submit
+    measure settings-fr-1400 "/settings?lang=fr" 1400 900 no-sideways-scroll
+    # Posts that do not come from the page's own form are refused: no token, or another site's origin.
+    local status
+    status="$(curl -s -o /dev/null -w '%{http_code}' -X POST --data 'value.rules=ios&shown.rules=android' "$BASE/settings")"
+    [ "$status" = 403 ] && pass "settings: a post without the form's token is refused (403)" \
+        || fail "settings: a post without the form's token answered $status"
+    status="$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Origin: http://elsewhere.example' \
+        --data 'value.rules=ios&shown.rules=android' "$BASE/settings")"
+    [ "$status" = 403 ] && pass "settings: a post from another origin is refused (403)" \
+        || fail "settings: a post from another origin answered $status"
+}
+readable_results_checks
+
 if [ "$FAILURES" -gt 0 ]; then
     echo "browser-check: $FAILURES check(s) failed; screenshots and DOM dumps in $OUT" >&2
     exit 1

@@ -99,4 +99,41 @@ struct ReadableResultsCLITests {
         #expect(frenchText.contains("recherche DPI du"), "\(french.stdout)")
         #expect(frenchText.contains("paquet C_1, octets 22 à 34"))
     }
+
+    @Test("wehe dashboard's settings page writes only the edited key into settings.json, checked as wehe settings set")
+    func dashboardSettings() async throws {
+        let data = TestResources.temporaryDirectory("wehe-dashboard-settings")
+        Self.settings(data)
+        let server = try RunningProcess(
+            "wehe", ["dashboard", "--port", "0", "--data-dir", data, "--replays", TestResources.fixtureReplays])
+        defer { server.stop() }
+        let base = try await server.address(prefix: "wehe dashboard: ")
+        let page = try await HTTP.get(base + "settings")
+        #expect(page.status == 200)
+        #expect(page.body.contains("name=\"value.p-threshold\" value=\"default\""), "\(page.body)")
+        #expect(page.body.contains("name=\"value.server\" value=\"127.0.0.1\""))
+        let token = try #require(
+            page.body.split(separator: "name=\"token\" value=\"").dropFirst().first?.split(separator: "\"").first)
+        // Another command changes the provider while the page is open; the form edits only the p-value threshold.
+        let set = try CommandRunner.run("wehe", ["settings", "set", "provider", "Elsewhere", "--data-dir", data])
+        #expect(set.status == 0, "\(set.stderr)")
+        let saved = try await HTTP.post(
+            base + "settings",
+            form: "lang=en&token=\(token)&value.p-threshold=0.05&shown.p-threshold=default"
+                + "&value.provider=none&shown.provider=none&value.server=127.0.0.1&shown.server=127.0.0.1")
+        #expect(saved.status == 200 && saved.body.contains("Saved: p-threshold."), "\(saved.body)")
+        let file = try String(contentsOfFile: data + "/settings.json", encoding: .utf8)
+        #expect(file.contains("\"ksPValueThreshold\""), "\(file)")
+        #expect(file.contains("Elsewhere"), "the provider set meanwhile is kept: \(file)")
+        // A value `wehe settings set` refuses is refused here too, with its message; nothing is written.
+        let refused = try await HTTP.post(
+            base + "settings", form: "lang=en&token=\(token)&value.rules=windows&shown.rules=android")
+        #expect(refused.status == 400)
+        #expect(refused.body.contains("rules must be android or ios"), "\(refused.body)")
+        let show = try CommandRunner.run("wehe", ["settings", "show", "--data-dir", data])
+        #expect(show.stdout.contains("0.05") && show.stdout.contains("android"), "\(show.stdout)")
+        // Without the form's token: refused.
+        let forged = try await HTTP.post(base + "settings", form: "value.rules=ios&shown.rules=android")
+        #expect(forged.status == 403)
+    }
 }

@@ -62,7 +62,9 @@ package struct DailyBarChart: Sendable {
                 "text",
                 [
                     "x": SVG.coordinate(frame.plotLeft + slot * (Double(index) + 0.5)),
-                    "y": SVG.coordinate(frame.plotBottom + 38), "class": "tick tick-x",
+                    // Every other label is left out on a phone, where the words are larger ("10 nov." in French).
+                    "y": SVG.coordinate(frame.plotBottom + 38),
+                    "class": (index / labelEvery) % 2 == 1 ? "tick tick-x odd" : "tick tick-x",
                 ], text: formatter.shortDate(bar.day))
         }
         svg.close("g")
