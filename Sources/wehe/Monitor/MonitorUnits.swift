@@ -133,7 +133,15 @@ struct MonitorInstall: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            _ = try MonitorRunner(monitor)
+            let runner = try MonitorRunner(monitor)
+            // Nobody answers a consent question in a timer's run: it is given here, or said to be missing.
+            if monitor.options.acceptConsent {
+                try runner.directory.update { $0.consentAccepted = true }
+            } else if !runner.settings.consentAccepted {
+                print(
+                    "the consent is not given yet: scheduled runs will exit 4 until `wehe settings set consent on` "
+                        + "(or install again with --accept-consent)")
+            }
             let units = MonitorUnits.locate(unitDirectory)
             do {
                 try FileManager.default.createDirectory(atPath: units.directory, withIntermediateDirectories: true)
