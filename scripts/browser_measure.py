@@ -21,6 +21,7 @@ CHECKs (each prints "ok: …" or "FAIL: …"; the exit status is the number of f
   labels-apart         no two chart labels (ticks, axis titles, legend, markers) overlap on screen
   tables-scroll        breakdown and WeHeY tables fit their boxes; any wider table scrolls inside its box
   live-chart-break     the run page's live chart draws each replay once per run and a labelled break between runs
+  settings-submit      edits the settings page's p-threshold in the form, submits it, and checks the page after it
   no-console-errors    no uncaught exception, console.error or browser error (Content-Security-Policy refusals,
                        failed loads other than /favicon.ico) while the page loaded; seen through the protocol's
                        Runtime and Log events (Chromium 156's headless mode no longer writes them to its log)
@@ -53,6 +54,26 @@ MEASURE = r"""
     liveChart: (() => { const c = document.querySelector('#live-chart'); return c ? {original: c.querySelectorAll('path.series-original').length, control: c.querySelectorAll('path.series-control').length, breaks: c.querySelectorAll('line.run-break').length, breakLabels: [...c.querySelectorAll('text.run-break-label')].map(e => e.textContent.trim())} : null; })(),
   });
 })()
+"""
+
+
+# The settings page's form: the p-value threshold set to 0.05 (the value a person types), then submitted.
+SUBMIT_SETTING = r"""
+(() => {
+  const input = document.querySelector('#setting-p-threshold');
+  input.value = input.value === '0.05' ? '0.02' : '0.05';
+  window.__submitted = input.value;
+  document.querySelector('#settings-form').submit();
+})()
+"""
+
+AFTER_SUBMIT = r"""
+JSON.stringify({
+  saved: (document.querySelector('#settings-saved') || {}).textContent || null,
+  problem: (document.querySelector('#settings-problem') || {}).textContent || null,
+  value: (document.querySelector('#setting-p-threshold') || {}).value || null,
+  server: (document.querySelector('#setting-server') || {}).value || null,
+})
 """
 
 
@@ -161,6 +182,13 @@ def main():
             session=session, timeout=60)["data"]
         with open(shot, "wb") as out:
             out.write(base64.b64decode(image))
+        if "settings-submit" in checks:
+            # Edit one setting in the page's form as a person would and submit it; read the page it leads to.
+            browser.call("Runtime.evaluate", {"expression": SUBMIT_SETTING}, session=session)
+            browser.wait_event("Page.loadEventFired")
+            data["afterSubmit"] = json.loads(browser.call(
+                "Runtime.evaluate", {"expression": AFTER_SUBMIT, "returnByValue": True},
+                session=session)["result"]["value"])
     finally:
         browser.close()
 
@@ -258,6 +286,12 @@ def main():
             report(bool(live) and live["original"] >= 2 and live["control"] >= 2 and live["breaks"] >= 1
                    and all(live["breakLabels"]),
                    f"live chart: {live}")
+        elif check == "settings-submit":
+            # The settings form, submitted in the browser (its own origin and token): the page says which key was
+            # saved and shows the new value; the key not edited keeps its value.
+            after = data.get("afterSubmit") or {}
+            report(after.get("saved") == "Saved: p-threshold." and after.get("value") in ("0.05", "0.02")
+                   and after.get("server") and not after.get("problem"), f"settings form submitted: {after}")
         elif check == "no-console-errors":
             report(not errors, "no console errors" if not errors else "console errors: " + " | ".join(errors))
         else:
