@@ -83,7 +83,8 @@ struct ResultRecords {
         return abbreviation.isEmpty || abbreviation.hasPrefix("GMT") ? offset : "\(abbreviation) (\(offset))"
     }
 
-    /// The table of `wehe results`: 80 columns for app names of up to 12 characters; when a listed test has a
+    /// The table of `wehe results`: 80 columns for app names of up to 12 characters (names are not cut below 40, so a
+    /// port test keeps its size class and size, wider then); when a listed test has a
     /// sensitive verdict (interleaved rounds), one more column (SENS) shows it in a few characters.
     func table(_ rows: [TestOverview]) -> String {
         let showsSensitive = rows.contains { $0.sensitive != nil }
@@ -91,7 +92,7 @@ struct ResultRecords {
             let summary = row.analysis
             let cells: [String] = [
                 String(row.key.historyCount), Self.shortDate(row.metadata.startedAt),
-                Terminal.truncated(displayApp(row.metadata.replayName), 28),
+                Terminal.truncated(displayApp(row.metadata.replayName), 40),
                 summary.map(strings.tableVerdict) ?? "-",
                 summary == nil ? "-" : strings.speedCell(Self.originalMean(row)),
                 summary == nil ? "-" : strings.speedCell(Self.controlMean(row)),

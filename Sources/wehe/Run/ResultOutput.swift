@@ -37,11 +37,12 @@ enum ResultOutput {
         return text.split(separator: "\n").map { Terminal.wrap(String($0)) }.joined(separator: "\n")
     }
 
-    /// The verdict table, coloured on a terminal; 80 columns wide for names of up to 12 characters.
+    /// The verdict table, coloured on a terminal; 80 columns wide for names of up to 12 characters (names are not cut
+    /// below 40: a port test keeps its size class and size, and the table is wider then).
     static func table(_ results: [TestResult], strings: Strings, color: Bool) -> String {
         let rows = results.map { result -> [String] in
             [
-                Terminal.truncated(result.name, 28), strings.tableVerdict(result.summary),
+                Terminal.truncated(result.name, 40), strings.tableVerdict(result.summary),
                 strings.speedCell(result.originalMeanMbps), strings.speedCell(result.controlMeanMbps),
                 result.summary.ksPValue < 0 || result.summary.insufficientDataReason != nil
                     ? "-" : shortNumber(result.summary.ksPValue, strings: strings),
