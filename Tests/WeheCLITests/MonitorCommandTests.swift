@@ -78,4 +78,32 @@ struct MonitorCommandTests {
         let badHours = try CommandRunner.run("wehe", ["settings", "set", "quiet-hours", "25-3", "--data-dir", data])
         #expect(badHours.status == 1, "\(badHours.stderr)")
     }
+
+    @Test("a spent allowance refuses the run with exit 35 and says when it renews; nothing is sent or recorded")
+    func spentAllowance() throws {
+        let data = TestResources.temporaryDirectory("wehe-monitor-spent")
+        let power = TestResources.temporaryDirectory("wehe-monitor-power")
+        defer {
+            for path in [data, power] { try? FileManager.default.removeItem(atPath: path) }
+        }
+        try FileManager.default.createDirectory(atPath: power, withIntermediateDirectories: true)
+        let month = try #require(Calendar.current.dateInterval(of: .month, for: Date()))
+        let start = ISO8601DateFormatter().string(from: month.start)
+        #expect(
+            TestResources.write(
+                "{\"periodStart\": \"\(start)\", \"usedBytes\": 1000000000, \"runs\": []}",
+                to: data + "/monitor.json"))
+        // Nothing listens on this port: a run that tried to send anything would fail with another code.
+        let refused = try CommandRunner.run(
+            "wehe",
+            [
+                "monitor", "--once", "--replays", fixtures, "--data-dir", data, "--server", "127.0.0.1",
+                "--side-channel-port", "9", "--accept-consent", "--allow-metered", "--power-supply", power,
+            ])
+        #expect(refused.status == 35, "\(refused.stdout) \(refused.stderr)")
+        let day = ISO8601DateFormatter.string(
+            from: month.end, timeZone: Calendar.current.timeZone, formatOptions: [.withFullDate])
+        #expect(refused.stderr.contains("is spent for this month; it renews on \(day)"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: data + "/history.sqlite"))
+    }
 }

@@ -28,7 +28,7 @@ struct MonitorEndToEndTests {
             ]
             let refused = try await BuiltCommand.run("wehe", ["monitor", "--once", "--allowance", "1kB"] + common)
             #expect(refused.status == 35, "\(refused.stdout) \(refused.stderr)")
-            #expect(refused.stderr.contains("no test fits the data allowance"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("wehe: no test fits the monitor's data allowance"), "\(refused.stderr)")
             #expect(refused.stderr.contains("Nothing was sent"))
             // The server saw no test from this user, and the client's history holds none.
             #expect(try await world.serverStore.test(TestKey(userID: "e2emon001", historyCount: 1)) == nil)

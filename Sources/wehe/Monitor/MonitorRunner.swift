@@ -246,11 +246,11 @@ struct MonitorRunner {
         formatter.dateFormat = "yyyy-MM-dd"
         let renews = formatter.string(from: renewal)
         if plan.leftBytes == 0 {
-            return "wehe monitor: the data allowance of \(ByteSize.text(allowance.monthlyBytes)) is spent for this "
+            return "the monitor's data allowance of \(ByteSize.text(allowance.monthlyBytes)) is spent for this "
                 + "month; it renews on \(renews). Nothing was sent."
         }
         let cheapest = plan.cheapestSkippedBytes.map { "; the cheapest test may move up to \(ByteSize.text($0))" } ?? ""
-        return "wehe monitor: no test fits the data allowance: \(ByteSize.text(plan.leftBytes)) left of "
+        return "no test fits the monitor's data allowance: \(ByteSize.text(plan.leftBytes)) left of "
             + "\(ByteSize.text(allowance.monthlyBytes)) this month (renews on \(renews)), at most "
             + "\(ByteSize.text(allowance.perRunBytes)) a run\(cheapest). Nothing was sent."
     }
