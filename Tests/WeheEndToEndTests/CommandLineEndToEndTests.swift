@@ -17,7 +17,10 @@ struct CommandLineEndToEndTests {
             ]
             let run = try await BuiltCommand.run("wehe", ["run", "tinyweb", "tinycall", "port8081s"] + common)
             #expect(run.status == 0, "\(run.stderr)")
-            for line in ["replay 1/2", "replay 2/2", "VERDICT", "Tiny Web", "Tiny Call", "8081 Test"] {
+            for line in [
+                "Replaying Tiny Web (original", "Replaying Tiny Web (control", "VERDICT", "Tiny Web", "Tiny Call",
+                "Port 8081 (Test), small",
+            ] {
                 #expect(run.stdout.contains(line), "missing \(line)")
             }
             #expect(!run.stdout.contains("\u{1B}["), "escape sequences off a terminal")
@@ -84,7 +87,7 @@ struct CommandLineEndToEndTests {
             let running = try BuiltCommand.start("wehe", ["run", "tinycall"] + common)
             let clock = ContinuousClock()
             let giveUp = clock.now.advanced(by: .seconds(30))
-            while !running.stdoutSoFar.contains("replay 1/2"), running.process.isRunning, clock.now < giveUp {
+            while !running.stdoutSoFar.contains("Replaying "), running.process.isRunning, clock.now < giveUp {
                 try await clock.sleep(for: .milliseconds(10))
             }
             running.process.interrupt()

@@ -423,7 +423,7 @@ struct FleetCommandLineTests {
                     "wehe", ["run", "tinycall", "--cert", world.caPath] + fakes.options(world, data: data))
                 let clock = ContinuousClock()
                 let giveUp = clock.now.advanced(by: .seconds(30))
-                while !running.stdoutSoFar.contains("replay 1/2"), running.process.isRunning, clock.now < giveUp {
+                while !running.stdoutSoFar.contains("Replaying "), running.process.isRunning, clock.now < giveUp {
                     try await clock.sleep(for: .milliseconds(10))
                 }
                 #expect(fakes.envelopes.openCount == 1, "the envelope is open while the replay runs")
@@ -448,7 +448,7 @@ struct FleetCommandLineTests {
                     "wehe", ["run", "tinycall", "--cert", world.caPath] + fakes.options(world, data: data))
                 let clock = ContinuousClock()
                 let giveUp = clock.now.advanced(by: .seconds(30))
-                while !running.stdoutSoFar.contains("replay 1/2"), running.process.isRunning, clock.now < giveUp {
+                while !running.stdoutSoFar.contains("Replaying "), running.process.isRunning, clock.now < giveUp {
                     try await clock.sleep(for: .milliseconds(10))
                 }
                 fakes.envelopes.closeAll()
