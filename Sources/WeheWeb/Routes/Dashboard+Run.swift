@@ -98,18 +98,11 @@ extension Dashboard {
     func startRun(_ request: Request) async -> Response {
         let info = RequestInfo(request: request, configuration: configuration)
         do {
-            try checkHost(request, operatorPage: false)
-            try checkOrigin(request)
             guard let launcher = configuration.launcher else {
+                try checkHost(request, operatorPage: false)
                 throw WeheWebError(.launcherUnavailable, info.strings["run_unavailable"])
             }
-            let body: ByteBuffer
-            do {
-                body = try await request.body.collect(upTo: 16_384)
-            } catch {
-                throw WeheWebError(.invalidParameter, "the form is too large")
-            }
-            let fields = RequestInfo.parseQuery(String(buffer: body))
+            let fields = try await postedForm(request)
             var ids: [String] = []
             for field in fields where field.name == "test" && !field.value.isEmpty && !ids.contains(field.value) {
                 ids.append(field.value)
@@ -166,6 +159,19 @@ extension Dashboard {
                         of: summary, app: app, strings: info.strings, formatter: info.formatter)))
         }
         return items
+    }
+
+    /// A form posted from this dashboard's own pages (host and `Origin` checked), at most 16 kB, as its fields.
+    func postedForm(_ request: Request) async throws -> [(name: String, value: String)] {
+        try checkHost(request, operatorPage: false)
+        try checkOrigin(request)
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: 16_384)
+        } catch {
+            throw WeheWebError(.invalidParameter, "the form is too large")
+        }
+        return RequestInfo.parseQuery(String(buffer: body))
     }
 
     /// Refuses cross-site form posts: an `Origin` header, when present, must name the host the request went to.

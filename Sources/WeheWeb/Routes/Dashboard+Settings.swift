@@ -81,18 +81,11 @@ extension Dashboard {
     func changeSettings(_ request: Request) async -> Response {
         let info = RequestInfo(request: request, configuration: configuration)
         do {
-            try checkHost(request, operatorPage: false)
-            try checkOrigin(request)
             guard let editor = configuration.settingsEditor else {
+                try checkHost(request, operatorPage: false)
                 throw WeheWebError(.launcherUnavailable, info.strings["settings_unavailable"])
             }
-            let body: ByteBuffer
-            do {
-                body = try await request.body.collect(upTo: 16_384)
-            } catch {
-                throw WeheWebError(.invalidParameter, "the form is too large")
-            }
-            let form = RequestInfo.parseQuery(String(buffer: body))
+            let form = try await postedForm(request)
             func last(_ name: String) -> String? { form.last { $0.name == name }?.value }
             guard let token = last("token"), Self.sameSecret(token, editor.formToken) else {
                 throw WeheWebError(.forbidden, info.strings["settings_forbidden"])

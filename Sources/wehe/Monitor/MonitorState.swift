@@ -53,33 +53,4 @@ extension DataDirectory {
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }
-
-    /// Writes `bytes` to a temporary file beside `target`, fsyncs it and renames it over `target`.
-    static func replaceAtomically(_ target: String, with bytes: [UInt8]) throws {
-        let temporary = target + ".\(getpid()).tmp"
-        func failed(_ number: Int32) -> CLIError {
-            unlink(temporary)
-            return CLIError(code: .storeFailed, Strings.active.cannotWrite(target, POSIXErrorText(number)))
-        }
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw failed(errno) }
-        var rest = bytes[...]
-        while !rest.isEmpty {
-            let written = rest.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                let number = errno
-                close(descriptor)
-                throw failed(number)
-            }
-            rest = rest.dropFirst(written)
-        }
-        guard fsync(descriptor) == 0 else {
-            let number = errno
-            close(descriptor)
-            throw failed(number)
-        }
-        close(descriptor)
-        guard rename(temporary, target) == 0 else { throw failed(errno) }
-    }
 }

@@ -168,23 +168,28 @@ struct DataDirectory {
             "  " + JSONValue.string(key).serialized() + ": " + value.serialized()
         }
         let text = "{\n" + lines.joined(separator: ",\n") + "\n}\n"
-        let temporary = settingsPath + ".\(getpid()).tmp"
+        try Self.replaceAtomically(settingsPath, with: Array(text.utf8))
+    }
+
+    /// Writes `bytes` to a temporary file beside `target`, fsyncs it and renames it over `target`.
+    static func replaceAtomically(_ target: String, with bytes: [UInt8]) throws {
+        let temporary = target + ".\(getpid()).tmp"
         func failed(_ number: Int32) -> CLIError {
             unlink(temporary)
-            return CLIError(code: .storeFailed, Strings.active.cannotWrite(settingsPath, POSIXErrorText(number)))
+            return CLIError(code: .storeFailed, Strings.active.cannotWrite(target, POSIXErrorText(number)))
         }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw failed(errno) }
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress, $0.count) }
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            let written = rest.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
                 let number = errno
                 close(descriptor)
                 throw failed(number)
             }
-            bytes = bytes.dropFirst(written)
+            rest = rest.dropFirst(written)
         }
         guard fsync(descriptor) == 0 else {
             let number = errno
@@ -192,7 +197,7 @@ struct DataDirectory {
             throw failed(number)
         }
         close(descriptor)
-        guard rename(temporary, settingsPath) == 0 else { throw failed(errno) }
+        guard rename(temporary, target) == 0 else { throw failed(errno) }
     }
 }
 
