@@ -35,7 +35,8 @@ extension ReplayClient {
         if rounds > 1, !test.entry.isPortTest || result.verdict != .blocked {
             let address = try resolveServer()
             let tls = try makeTLS()
-            for _ in 1..<rounds {
+            for round in 2...rounds {
+                onEvent(.roundStarted(test: test.entry.id, round: round, rounds: rounds))
                 let historyCount: Int
                 do {
                     historyCount = try await configuration.historyCounter.next()

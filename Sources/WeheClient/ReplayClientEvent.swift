@@ -22,6 +22,8 @@ public enum ReplayClientEvent: Sendable {
     case testFinished(TestResult)
     /// An adaptive verdict's round ended: what the rule says after it, and what the rounds have cost so far.
     case roundFinished(test: String, round: AdaptiveRoundProgress)
+    /// An interleaved run's further round starts: `round` of `rounds`, the published test being round 1.
+    case roundStarted(test: String, round: Int, rounds: Int)
 }
 
 /// Where an adaptive verdict stands after a round.

@@ -67,6 +67,7 @@ struct ReplayClientTests {
             case .confirmationScheduled: name = "confirmationScheduled"
             case .testFinished: name = "testFinished"
             case .roundFinished: name = "roundFinished"
+            case .roundStarted: name = "roundStarted"
             }
             events.withLock { $0.append(name) }
         }

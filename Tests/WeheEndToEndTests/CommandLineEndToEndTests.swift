@@ -5,6 +5,28 @@ import WeheTestKit
 /// The built `wehe` binary against our server running in the test process.
 @Suite("wehe run / results against our server (built binary)", .timeLimit(.minutes(3)))
 struct CommandLineEndToEndTests {
+    @Test("an interleaved run announces each further round: its number of the total, its cost and what is left")
+    func interleavedRounds() async throws {
+        let data = TestResources.temporaryDirectory("wehe-e2e-rounds")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let run = try await LoopbackWorld.run(address: "127.0.0.161", sampleCount: 2000) { world in
+            try await BuiltCommand.run(
+                "wehe",
+                [
+                    "run", "tinyweb", "--interleaved", "--rounds", "8", "--replays", TestResources.fixtureReplays,
+                    "--data-dir", data, "--server", world.address, "--cert", world.caPath, "--side-channel-port",
+                    String(world.ports.sideChannelTLS ?? -1), "--analyzer-port", String(world.ports.analyzerTLS ?? -1),
+                    "--accept-consent", "--no-confirmation",
+                ])
+        }
+        #expect(run.status == 0, "\(run.stderr)")
+        // Lines are wrapped at 80 columns: read them unwrapped.
+        let flat = run.stdout.replacingOccurrences(of: "\n    ", with: " ").replacingOccurrences(of: "\n  ", with: " ")
+        for round in 2...8 { #expect(flat.contains("Round \(round) of 8 of Tiny Web: about "), "\(run.stdout)") }
+        #expect(!flat.contains("Round 1 of 8"), "the published test is round 1 and says so itself")
+        #expect(flat.contains("left with this round and the later ones"), "\(run.stdout)")
+    }
+
     @Test("run a TCP, a UDP and a port test: plain progress lines, verdict table, exit 0; results lists all three")
     func runAndList() async throws {
         let data = TestResources.temporaryDirectory("wehe-e2e-cli")

@@ -159,6 +159,9 @@ struct ClientTestLauncher: TestLauncher {
         case .testFinished:
             progress(.phase(.saving))
             progress(.fraction(1))
+        case .roundStarted(let test, let round, let rounds):
+            progress(.message(words.roundStarted(test, round: round, of: rounds)))
+            progress(.fraction(0.05 + 0.9 * Double(round - 1) / Double(max(1, rounds))))
         case .roundFinished(_, let round):
             progress(.message("round \(round.round): \(round.status)"))
             progress(.fraction(min(0.9, Double(round.bytesMoved) / Double(max(1, round.maximumBytes)))))

@@ -68,6 +68,8 @@ final class ProgressRenderer: Sendable {
             break
         case .roundFinished(_, let round):
             emit("  " + strings.adaptiveRoundLine(round))
+        case .roundStarted(let test, let round, let rounds):
+            emit(words.roundStarted(test, round: round, of: rounds))
         }
     }
 

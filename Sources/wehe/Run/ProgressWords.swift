@@ -52,6 +52,22 @@ final class ProgressWords: Sendable {
         return strings.testStartedWords(name(test), bytes: cost?.0, time: cost?.1, confirmation: isConfirmation)
     }
 
+    /// "Round 3 of 10 of Deezer: about 12 MB and 2 s; 98 MB and 16 s left with the later rounds", before each
+    /// further round of an interleaved run (every round is both replays once, as the published test).
+    func roundStarted(_ test: String, round: Int, of rounds: Int) -> String {
+        state.withLock { $0 = State(test: test) }
+        guard let plan = planned[test] else {
+            return strings.roundStartedWords(name(test), round: round, of: rounds, cost: nil, left: nil)
+        }
+        let remaining = rounds - round + 1
+        return strings.roundStartedWords(
+            name(test), round: round, of: rounds,
+            cost: (Terminal.bytes(plan.bytes), RunPlan.duration(plan.seconds)),
+            left: (
+                Terminal.bytes(plan.bytes * remaining), RunPlan.duration(plan.seconds * Double(remaining))
+            ))
+    }
+
     /// "Replaying Netflix (original, the app's recorded traffic)".
     func replayStarted(_ test: String, role: ReplayRole) -> String {
         state.withLock {

@@ -220,6 +220,20 @@ struct Strings: Sendable {
             "\(name): port \(port) could not be reached (it may be blocked)",
             "\(name) : le port \(port) est injoignable (il est peut-être bloqué)")
     }
+    /// Before an interleaved run's further round: "Round 3 of 10 of Deezer: about 12 MB and 2 s; 98 MB and 16 s
+    /// left with this round and the later ones".
+    func roundStartedWords(
+        _ name: String, round: Int, of rounds: Int, cost: (String, String)?, left: (String, String)?
+    ) -> String {
+        var text = pick("Round \(round) of \(rounds) of \(name)", "Manche \(round) sur \(rounds) de \(name)")
+        if let cost { text += pick(": about \(cost.0) and \(cost.1)", " : environ \(cost.0) et \(cost.1)") }
+        if let left {
+            text += pick(
+                "; \(left.0) and \(left.1) left with this round and the later ones",
+                "; reste \(left.0) et \(left.1) avec cette manche et les suivantes")
+        }
+        return text
+    }
     /// "12 MB of 54 MB, about 40 s left".
     func movedWords(_ done: String, total: String?, left: String?) -> String {
         var text = done
