@@ -49,7 +49,7 @@ build() {
         -parse-as-library -O -sanitize=fuzzer,address -I "$out/obj")
     mkdir -p "$out/obj"
     local start=$SECONDS sources module
-    for module in WeheCore WeheWire; do
+    for module in WeheCore WeheWire WehePcap; do
         mapfile -t sources < <(swift_sources "Sources/$module")
         rm -f "$out/obj/lib$module.a"
         compile "${flags[@]}" -module-name "$module" -emit-module -emit-module-path "$out/obj/$module.swiftmodule" \
@@ -57,11 +57,12 @@ build() {
             || { echo "fuzz: building $module failed" >&2; exit 1; }
     done
     mapfile -t sources < <(find Fuzz/Harness -name '*.swift' | sort)  # new harness files count before a commit
-    # wehe record's frame decoding has no dependency: its files are compiled into the harness itself.
+    # wehe record's frame decoding needs only WehePcap (libpcap's frame type): its files are compiled into the
+    # harness itself.
     sources+=(Sources/WeheRecord/{PacketDecoder,FlowTable,PayloadInspector,LibPcap,WeheRecordError}.swift)
     rm -f "$binary"
     compile "${flags[@]}" -module-name WeheFuzz -o "$binary" "${sources[@]}" "$out/obj/libWeheWire.a" \
-        "$out/obj/libWeheCore.a" || { echo "fuzz: building the harness failed" >&2; exit 1; }
+        "$out/obj/libWeheCore.a" "$out/obj/libWehePcap.a" || { echo "fuzz: building the harness failed" >&2; exit 1; }
     echo "fuzz: built $binary in $((SECONDS - start)) s"
 }
 
