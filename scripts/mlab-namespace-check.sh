@@ -23,6 +23,10 @@ if [ "$$" != 1 ] && [ -z "${WEHE_NAMESPACED:-}" ]; then
     echo "mlab-namespace-check: run me through unshare --mount --net --pid --fork (pid 1 of a new namespace)" >&2
     exit 2
 fi
+# A /proc of this PID namespace, as a container has: libdispatch's worker monitor reads /proc/<thread id>/stat of
+# its threads, and with the host's /proc the namespace's thread ids name other processes or nothing, and it stops
+# the program ("registered worker exited prematurely").
+mount -t proc proc /proc
 ip link set lo up
 # The client's network namespace; its name lives on a tmpfs of this mount namespace only.
 mkdir -p /run/netns

@@ -148,7 +148,12 @@ struct CaptureFilesTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let trace = try ReplayLibrary(directory: TestResources.fixtureReplays)
             .trace(file: "TinyWeb_11212026.pcap_client_all.json")
-        let withPcap: (inout ReplayServerConfiguration) -> Void = { $0.pcapDirectory = directory }
+        // The first-bytes deadline is lifted so that a loaded machine cannot close the first idle connections
+        // before the last is accepted: all of them must be held at once, with no capture file among them.
+        let withPcap: (inout ReplayServerConfiguration) -> Void = {
+            $0.pcapDirectory = directory
+            $0.limits.firstMessageTimeout = .seconds(300)
+        }
         try await ServerHarness.run(configure: withPcap) { server in
             let port = try #require(server.ports.tcp.values.first)
             var idle: [RawConnection] = []
@@ -157,15 +162,13 @@ struct CaptureFilesTests {
             }
             // Wait until the server holds every one of them (accepted and admitted to the replay share).
             let clock = ContinuousClock()
-            // (Under heavy load the first ones may already have reached the server's first-byte deadline and been
-            // closed before the last is accepted: most, not all, must be held at once.)
-            let deadline = clock.now.advanced(by: .seconds(30))
+            let deadline = clock.now.advanced(by: .seconds(120))
             var held = 0
             while held < idle.count, clock.now < deadline {
                 held = max(held, await server.server.status().connections)
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(held >= idle.count / 2, "\(held) of \(idle.count) idle connections held at once")
+            #expect(held >= idle.count, "\(held) of \(idle.count) idle connections held at once")
             #expect(Self.openFiles(below: directory) == 0, "no capture file for a connection nobody claimed")
             let outcome = try await ScriptedClient().run(trace, testID: 0, server: server)
             #expect(outcome.okAfterResult == "OK")
