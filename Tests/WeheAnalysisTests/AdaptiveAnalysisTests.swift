@@ -72,6 +72,38 @@ import WeheStatistics
         #expect(try SignFlipTest.test(differences).pValue < 0.01)
     }
 
+    /// The equivalence stop at its own level (the client's 0.05, clipping at 5 %): identical rounds stop after 8
+    /// rounds, where the false-positive level 0.01 would take 11 (`(1/50)·Σₖ(1 + 0.976·λₖ)ⁿ` passes 2/0.05 = 40 at
+    /// n = 8 and 2/0.01 = 200 at n = 11); the interval shown is the one the stop was decided on (95 %), inside ±5 %.
+    /// The differentiation stop keeps α = 0.01.
+    @Test func equivalenceAtItsOwnLevel() throws {
+        func roundsToEquivalence(_ rule: AdaptiveAnalysis) -> (Int, AdaptiveAnalysis.Decision) {
+            var monitor = AdaptiveAnalysis.Monitor(rule)
+            var count = 0
+            while count < 60 {
+                count += 1
+                if monitor.add(Self.round(50, 50)) != nil { break }
+            }
+            return (count, monitor.decision())
+        }
+        let client = AdaptiveAnalysis(equivalenceAlpha: 0.05, clipScale: 0.05, minimumBytesPerFlow: 0)
+        let (rounds, decision) = roundsToEquivalence(client)
+        #expect(rounds == 8)
+        #expect(decision.stopReason == .equivalence)
+        #expect(decision.confidenceLevel == 0.95)
+        #expect(decision.slowdownLower > -0.05 && decision.slowdownUpper < 0.05)
+        let strict = AdaptiveAnalysis(clipScale: 0.05, minimumBytesPerFlow: 0)
+        let (strictRounds, strictDecision) = roundsToEquivalence(strict)
+        #expect(strictRounds == 11)
+        #expect(strictDecision.confidenceLevel == 0.99)
+        // The differentiation stop is the same under both rules: 11 concordant rounds at α = 0.01.
+        #expect(client.fewestRoundsForDifferentiation == 11)
+        let slowed = client.decide((0..<11).map { _ in Self.round(30, 40) })
+        #expect(slowed.stopReason == .differentiation)
+        #expect(slowed.confidenceLevel == 0.99)
+        #expect(client.decide((0..<10).map { _ in Self.round(30, 40) }).stopReason == nil)
+    }
+
     /// Without a flow of the minimum size the rule keeps going, says why, and ends at the budget.
     @Test func equivalenceWaitsForTheByteFloor() {
         let rule = AdaptiveAnalysis(minimumBytesPerFlow: 7_000_000, maximumRounds: 30)
@@ -310,5 +342,24 @@ import WeheStatistics
         }
         print("adaptive, 6 % slowdown, calm path: \(wrong)/\(trials) equivalence, \(found) differentiation")
         #expect(Double(wrong) / Double(trials) <= 0.005)
+        // The client's rule (equivalence at 0.05, clipping at 5 %) at the sharpest case: the app exactly at the
+        // margin (a 5 % slowdown, the shift ln 0.95), where the lower margin's wealth is a fair game. A wrong
+        // equivalence at most 2.5 % (Ville), on the calm and the volatile path.
+        for path in [Path.calm, Path.volatile] {
+            var clientWrong = 0
+            var clientFound = 0
+            for trial in 0..<trials {
+                if trial % 50 == 0 { await Task.yield() }
+                let rule = AdaptiveAnalysis(
+                    equivalenceAlpha: 0.05, clipScale: 0.05, minimumBytesPerFlow: 1_000_000, maximumRounds: 200)
+                let stop = Self.run(rule, path: path, cross: .none, appFactor: 0.95, generator: &generator).stop()
+                if stop.reason == .equivalence { clientWrong += 1 }
+                if stop.reason == .differentiation { clientFound += 1 }
+            }
+            print(
+                "adaptive, client's rule (equivalence at 0.05, clip 5 %), 5 % slowdown, \(path.name) path: "
+                    + "\(clientWrong)/\(trials) equivalence, \(clientFound) differentiation")
+            #expect(Double(clientWrong) / Double(trials) <= 0.025)
+        }
     }
 }

@@ -51,13 +51,21 @@ struct AdaptiveClientTests {
         #expect(try await store.test(TestKey(userID: "@abc123xyz", historyCount: 2)) == nil)
     }
 
-    @Test("the plan: short rounds a twentieth of the trace (250 kB at least), the floor round, the caps")
+    @Test(
+        "the plan: short rounds a twentieth of the trace (250 kB at least, a twelfth under 3 MB), the floor round, caps"
+    )
     func plan() throws {
         let library = ReplayLibrary(directory: TestResources.fixtureReplays)
         let test = try ReplayClient.Test.load("tinyweb", from: library, catalog: try library.catalog())
         let plan = AdaptivePlan(test: test)
         let replay = test.original.bytesBothWays
-        #expect(plan.shortRound == .bytes(min(replay, AdaptivePlan.smallestRoundBytes)))
+        #expect(plan.shortRound == .bytes(AdaptivePlan.shortRoundBytes(replayBytes: replay)))
+        // A twentieth of a large trace, 250 kB from 3 MB to 5 MB, a twelfth of a smaller one, 64 kB at least.
+        #expect(AdaptivePlan.shortRoundBytes(replayBytes: 20_000_000) == 1_000_000)
+        #expect(AdaptivePlan.shortRoundBytes(replayBytes: 4_000_000) == 250_000)
+        #expect(AdaptivePlan.shortRoundBytes(replayBytes: 1_950_000) == 162_500)
+        #expect(AdaptivePlan.shortRoundBytes(replayBytes: 400_000) == 64_000)
+        #expect(AdaptivePlan.shortRoundBytes(replayBytes: 50_000) == 50_000)
         #expect(plan.floorRound == .bytes(replay))
         #expect(plan.publishedBytes == 2 * replay)
         #expect(plan.maximumBytes == 2 * plan.publishedBytes)

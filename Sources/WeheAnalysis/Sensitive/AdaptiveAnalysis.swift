@@ -25,11 +25,15 @@ import WeheStatistics
 /// **Stops**, checked in this order after every round:
 /// 1. differentiation when a wealth at shift 0 passes `2/alpha` (the interval excludes 0): throttled when the app
 ///    was slower, prioritized when faster;
-/// 2. equivalence (no differentiation) when the whole interval lies inside `(ln(1 − margin), ln(1 + margin))` (the
-///    wealths at those two shifts, betting inwards, both pass `2/alpha`; no bisection needed) and
+/// 2. equivalence (no differentiation) when the whole interval at level `equivalenceAlpha` lies inside
+///    `(ln(1 − margin), ln(1 + margin))` (the wealths at those two shifts, betting inwards, both pass
+///    `2/equivalenceAlpha`; no bisection needed) and
 ///    some round's flows carried at least `minimumBytesPerFlow` each (delayed throttling, reported after about 7 MB
 ///    of a flow, is invisible to shorter flows; the caller lowers the floor to the trace's size for shorter traces).
-///    A wrong equivalence (the true slowdown outside the margin) has probability at most `alpha/2`;
+///    A wrong equivalence (the true slowdown outside the margin) has probability at most `equivalenceAlpha/2`.
+///    That error is a missed throttle, not a false accusation, so its level may be looser than `alpha` (the client
+///    uses 0.05: a miss at most 2.5 % of the time, within the 95 % detection asked of it) and it is reached in
+///    fewer rounds (8 identical rounds instead of 11);
 /// 3. budget when `maximumRounds` rounds or `maximumBytes` bytes are reached, time limit at `timeLimitSeconds`:
 ///    inconclusive, with the reason in the note.
 /// Otherwise the caller runs another round.
@@ -75,6 +79,9 @@ public struct AdaptiveAnalysis: Sendable {
         public var slowdownLower: Double
         /// The upper bound (`+infinity` while unbounded).
         public var slowdownUpper: Double
+        /// The bounds' confidence level: `1 − equivalenceAlpha` after an equivalence stop (the level that stop was
+        /// decided at, so the interval shown is the one inside the margin), `1 − alpha` otherwise.
+        public var confidenceLevel: Double
         /// The wealth betting that the app is slower (stop at `2/alpha`).
         public var wealthThrottled: Double
         /// The wealth betting that the app is faster.
@@ -91,6 +98,9 @@ public struct AdaptiveAnalysis: Sendable {
 
     /// The false-positive bound (0.01).
     public var alpha: Double
+    /// The level of the equivalence stop (`alpha` unless set): a wrong "no differentiation" has probability at most
+    /// half of it.
+    public var equivalenceAlpha: Double
     /// The slowdown (and speed-up) under which the effect is called no differentiation (0.05).
     public var margin: Double
     /// The clipping scale of the log ratios (0.1).
@@ -112,11 +122,12 @@ public struct AdaptiveAnalysis: Sendable {
 
     /// Creates the rule.
     public init(
-        alpha: Double = 0.01, margin: Double = 0.05, clipScale: Double = 0.1, minimumBytesPerFlow: Int = 7_000_000,
-        maximumRounds: Int = 60, maximumBytes: Int = .max, timeLimitSeconds: Double = .infinity,
-        betCount: Int = 50
+        alpha: Double = 0.01, equivalenceAlpha: Double? = nil, margin: Double = 0.05, clipScale: Double = 0.1,
+        minimumBytesPerFlow: Int = 7_000_000, maximumRounds: Int = 60, maximumBytes: Int = .max,
+        timeLimitSeconds: Double = .infinity, betCount: Int = 50
     ) {
         self.alpha = alpha
+        self.equivalenceAlpha = equivalenceAlpha ?? alpha
         self.margin = margin
         self.clipScale = clipScale
         self.minimumBytesPerFlow = minimumBytesPerFlow
@@ -209,7 +220,9 @@ public struct AdaptiveAnalysis: Sendable {
             if slower >= threshold || faster >= threshold {
                 return (.differentiation, .differentiation, slower >= faster ? .throttled : .prioritized, nil)
             }
-            let inside = aboveLowerMargin.logWealth >= threshold && belowUpperMargin.logWealth >= threshold
+            let equivalenceThreshold = log(2 / rule.equivalenceAlpha)
+            let inside =
+                aboveLowerMargin.logWealth >= equivalenceThreshold && belowUpperMargin.logWealth >= equivalenceThreshold
             if inside && largestFlow >= rule.minimumBytesPerFlow {
                 return (.equivalence, .noDifferentiation, nil, nil)
             }
@@ -239,14 +252,16 @@ public struct AdaptiveAnalysis: Sendable {
         public func decision(elapsedSeconds: Double? = nil) -> Decision {
             let outcome = stop(elapsedSeconds: elapsedSeconds)
             let mean = differences.isEmpty ? 0 : differences.reduce(0, +) / Double(differences.count)
+            let level = outcome.reason == .equivalence ? rule.equivalenceAlpha : rule.alpha
             let interval =
                 (try? BettingTest.confidenceInterval(
-                    differences, alpha: rule.alpha, scale: rule.clipScale, bets: rule.bets))
+                    differences, alpha: level, scale: rule.clipScale, bets: rule.bets))
                 ?? BettingTest.Interval(lower: -.infinity, upper: .infinity)
             return Decision(
                 stopReason: outcome.reason, verdict: outcome.verdict, direction: outcome.direction,
                 rounds: differences.count, slowdown: 1 - exp(mean), slowdownLower: 1 - exp(interval.upper),
-                slowdownUpper: 1 - exp(interval.lower), wealthThrottled: exp(throttled.logWealth),
+                slowdownUpper: 1 - exp(interval.lower), confidenceLevel: 1 - level,
+                wealthThrottled: exp(throttled.logWealth),
                 wealthPrioritized: exp(prioritized.logWealth), bytes: bytes, durationSeconds: duration,
                 largestFlowBytes: largestFlow, note: outcome.note)
         }

@@ -7,16 +7,23 @@ import WeheReplay
 ///
 /// **Short rounds.** A round replays the same prefix of the original and of the control. TCP rounds are cut in
 /// bytes (`ReplayTrace.prefix(bytes:)`): a twentieth of the trace, at least 250 kB so that a round lasts several
-/// sample intervals on a fast path and reaches the rate a cap would bite at, at most the whole trace. UDP rounds are
-/// cut in time (the server sends its datagrams on its own schedule; the client ends the replay at the round's
-/// deadline): a twentieth of the replay's time, at least 1 s. Twenty short rounds move the bytes of one published
-/// test; the rule cannot stop for differentiation before 11 rounds at α = 0.01 (all of them clearly one way), nor
-/// for equivalence before 11 (with the clipping scale below), so a clear answer costs about half a published test.
+/// sample intervals on a fast path and reaches the rate a cap would bite at, at most the whole trace. Traces under
+/// 3 MB get a twelfth (at least 64 kB) instead of 250 kB: with 250 kB rounds, the eight rounds of an equivalence
+/// and the floor round (the whole trace) would not fit under the cap, and every run on a calm path would end
+/// inconclusive. UDP rounds are cut in time (the server sends its datagrams on its own schedule; the client ends the
+/// replay at the round's deadline): a twentieth of the replay's time, at least 1 s. Twenty short rounds move the
+/// bytes of one published test; the rule cannot stop for differentiation before 11 rounds at α = 0.01 (all of them
+/// clearly one way), so a clear throttle costs about half a published test.
+///
+/// **Equivalence at 0.05.** A wrong "no differentiation" is a missed throttle, not an accusation: its level is
+/// 0.05 (a miss at most 2.5 % of the time, inside the 95 % detection asked of the verdict), where the
+/// false-positive level stays 0.01. Identical rounds then reach equivalence after 8 rounds instead of 11.
 ///
 /// **Clipping.** Each round's log ratio counts fully from a 5 % difference on (`clipScale` 0.05, where the rule's
 /// default is 0.1): a round that shows no difference then counts fully towards "inside the ±5 % margin", which
-/// halves the rounds an equivalence needs (11 instead of 18 for identical replays, 16 instead of 29 at a 2 %
-/// difference), and any clipping keeps the false-positive bound (the coin makes each clipped value's sign fair).
+/// shortens an equivalence (at the rule's level 0.01, 11 rounds instead of 18 for identical replays, 16 instead of
+/// 29 at a 2 % difference), and any clipping keeps the false-positive bound (the coin makes each clipped value's
+/// sign fair).
 ///
 /// **The floor round.** A throttle that starts after some megabytes (reported after about 7 MB on a real network)
 /// cannot show in short prefixes. So "no differentiation" is never concluded from short rounds alone: when the rule
@@ -60,8 +67,12 @@ public struct AdaptivePlan: Sendable {
     public static let floorBytesPerFlow = 7_000_000
     /// Short rounds per published test's bytes.
     public static let shortRoundsPerTest = 20
-    /// The smallest TCP round per replay (250 kB).
+    /// The smallest TCP round per replay (250 kB), for traces of at least 12 times that.
     public static let smallestRoundBytes = 250_000
+    /// The smallest TCP round of a short trace (64 kB).
+    public static let smallestShortTraceRoundBytes = 64_000
+    /// The level of the equivalence stop.
+    public static let equivalenceAlpha = 0.05
     /// The shortest UDP round (1 s).
     public static let shortestRoundSeconds = 1.0
     /// The clipping scale of the rounds' log ratios.
@@ -90,7 +101,7 @@ public struct AdaptivePlan: Sendable {
             shortRoundBytes = Int(Double(2 * replayBytes) * short / replaySeconds)
             floorRoundBytes = 2 * replayBytes
         } else {
-            let short = min(replayBytes, max(Self.smallestRoundBytes, replayBytes / Self.shortRoundsPerTest))
+            let short = Self.shortRoundBytes(replayBytes: replayBytes)
             let floor = min(replayBytes, Self.floorBytesPerFlow)
             shortRound = .bytes(short)
             floorRound = .bytes(floor)
@@ -100,9 +111,17 @@ public struct AdaptivePlan: Sendable {
         // The floor is this plan's (a round of `floorRound`), not the rule's: the rule's own floor counts the bytes
         // the comparison covered, which a throttled round never reaches.
         rule = AdaptiveAnalysis(
-            alpha: alpha, clipScale: Self.clipScale, minimumBytesPerFlow: 0, maximumRounds: 60,
+            alpha: alpha, equivalenceAlpha: max(alpha, Self.equivalenceAlpha), clipScale: Self.clipScale,
+            minimumBytesPerFlow: 0, maximumRounds: 60,
             maximumBytes: 2 * publishedBytes,
             timeLimitSeconds: 2 * publishedSeconds + 60)
+    }
+
+    /// One replay's bytes in a short TCP round: a twentieth of the trace, at least 250 kB, or for traces under
+    /// 3 MB a twelfth of it (at least 64 kB); never more than the trace.
+    public static func shortRoundBytes(replayBytes: Int) -> Int {
+        let smallest = min(smallestRoundBytes, max(smallestShortTraceRoundBytes, replayBytes / 12))
+        return min(replayBytes, max(smallest, replayBytes / shortRoundsPerTest))
     }
 
     /// The most the test may move (the byte cap).

@@ -198,7 +198,7 @@ extension ReplayClient {
             rounds: decision.rounds,
             pValue: min(1, 2 / max(decision.wealthThrottled, decision.wealthPrioritized, 1)),
             alpha: plan.rule.alpha, slowdown: decision.slowdown, slowdownLower: decision.slowdownLower,
-            slowdownUpper: decision.slowdownUpper, confidenceLevel: 1 - plan.rule.alpha,
+            slowdownUpper: decision.slowdownUpper, confidenceLevel: decision.confidenceLevel,
             originalMeansMbps: monitor.rounds.map(\.originalMbps), controlMeansMbps: monitor.rounds.map(\.controlMbps),
             note: [
                 note ?? (stop == .budget || stop == .timeLimit ? decision.note : nil),
