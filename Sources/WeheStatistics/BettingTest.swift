@@ -48,6 +48,14 @@ public enum BettingTest {
         (1...max(1, count)).map { (Double($0) - 0.5) / Double(max(1, count)) }
     }
 
+    /// The bets spread evenly over `[lowest, 1)`: `λₖ = lowest + (1 − lowest)·(k − ½)/count`. A mixture that
+    /// leaves out small stakes grows faster when the rounds mostly agree and loses faster when they do not; any
+    /// fixed mixture is a test martingale, so the bound holds for every `lowest` in `[0, 1)`.
+    public static func bets(count: Int = defaultBetCount, from lowest: Double) -> [Double] {
+        let lowest = min(max(lowest, 0), 0.99)
+        return bets(count: count).map { lowest + (1 - lowest) * $0 }
+    }
+
     /// `xᵢ(δ) = clip((d − δ)/scale, −1, 1)`.
     @inlinable
     public static func clipped(_ difference: Double, shift: Double, scale: Double) -> Double {

@@ -115,16 +115,28 @@ public struct AdaptiveAnalysis: Sendable {
     public var timeLimitSeconds: Double
     /// The number of constant bets in the mixture (`BettingTest.bets(count:)`, 50).
     public var betCount: Int {
-        didSet { bets = BettingTest.bets(count: betCount) }
+        didSet {
+            bets = BettingTest.bets(count: betCount)
+            equivalenceBets = BettingTest.bets(count: betCount, from: equivalenceLowestBet)
+        }
     }
     /// The mixture's bets.
     var bets: [Double]
+    /// The smallest stake of the equivalence wealths' mixture (0: the same mixture as the differentiation test). The
+    /// client uses 0.5: when the rounds agree, as they do on a calm path without differentiation, the upper half of
+    /// the stakes reaches the equivalence threshold one round sooner (7 identical rounds instead of 8 at level
+    /// 0.05) and one or two sooner on noisier rounds; the differentiation test keeps the full mixture.
+    public var equivalenceLowestBet: Double {
+        didSet { equivalenceBets = BettingTest.bets(count: betCount, from: equivalenceLowestBet) }
+    }
+    /// The equivalence wealths' bets.
+    var equivalenceBets: [Double]
 
     /// Creates the rule.
     public init(
         alpha: Double = 0.01, equivalenceAlpha: Double? = nil, margin: Double = 0.05, clipScale: Double = 0.1,
         minimumBytesPerFlow: Int = 7_000_000, maximumRounds: Int = 60, maximumBytes: Int = .max,
-        timeLimitSeconds: Double = .infinity, betCount: Int = 50
+        timeLimitSeconds: Double = .infinity, betCount: Int = 50, equivalenceLowestBet: Double = 0
     ) {
         self.alpha = alpha
         self.equivalenceAlpha = equivalenceAlpha ?? alpha
@@ -136,6 +148,8 @@ public struct AdaptiveAnalysis: Sendable {
         self.timeLimitSeconds = timeLimitSeconds
         self.betCount = betCount
         bets = BettingTest.bets(count: betCount)
+        self.equivalenceLowestBet = equivalenceLowestBet
+        equivalenceBets = BettingTest.bets(count: betCount, from: equivalenceLowestBet)
     }
 
     /// ε of the log ratio, Mbit/s.
@@ -189,8 +203,9 @@ public struct AdaptiveAnalysis: Sendable {
             throttled = .init(shift: 0, scale: rule.clipScale, side: .less, bets: rule.bets)
             prioritized = .init(shift: 0, scale: rule.clipScale, side: .greater, bets: rule.bets)
             aboveLowerMargin = .init(
-                shift: log(1 - rule.margin), scale: rule.clipScale, side: .greater, bets: rule.bets)
-            belowUpperMargin = .init(shift: log(1 + rule.margin), scale: rule.clipScale, side: .less, bets: rule.bets)
+                shift: log(1 - rule.margin), scale: rule.clipScale, side: .greater, bets: rule.equivalenceBets)
+            belowUpperMargin = .init(
+                shift: log(1 + rule.margin), scale: rule.clipScale, side: .less, bets: rule.equivalenceBets)
         }
 
         /// Adds a round; returns why to stop, or `nil` to run another round.
@@ -252,10 +267,12 @@ public struct AdaptiveAnalysis: Sendable {
         public func decision(elapsedSeconds: Double? = nil) -> Decision {
             let outcome = stop(elapsedSeconds: elapsedSeconds)
             let mean = differences.isEmpty ? 0 : differences.reduce(0, +) / Double(differences.count)
-            let level = outcome.reason == .equivalence ? rule.equivalenceAlpha : rule.alpha
+            let isEquivalence = outcome.reason == .equivalence
+            let level = isEquivalence ? rule.equivalenceAlpha : rule.alpha
             let interval =
                 (try? BettingTest.confidenceInterval(
-                    differences, alpha: level, scale: rule.clipScale, bets: rule.bets))
+                    differences, alpha: level, scale: rule.clipScale,
+                    bets: isEquivalence ? rule.equivalenceBets : rule.bets))
                 ?? BettingTest.Interval(lower: -.infinity, upper: .infinity)
             return Decision(
                 stopReason: outcome.reason, verdict: outcome.verdict, direction: outcome.direction,

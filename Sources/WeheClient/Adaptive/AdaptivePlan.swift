@@ -17,7 +17,9 @@ import WeheReplay
 ///
 /// **Equivalence at 0.05.** A wrong "no differentiation" is a missed throttle, not an accusation: its level is
 /// 0.05 (a miss at most 2.5 % of the time, inside the 95 % detection asked of the verdict), where the
-/// false-positive level stays 0.01. Identical rounds then reach equivalence after 8 rounds instead of 11.
+/// false-positive level stays 0.01. Its wealths mix the stakes from 0.5 up (the differentiation test mixes them all):
+/// rounds that agree, as they do without differentiation on a calm path, grow them faster. Identical rounds then
+/// reach equivalence after 7 rounds instead of 11.
 ///
 /// **Clipping.** Each round's log ratio counts fully from a 5 % difference on (`clipScale` 0.05, where the rule's
 /// default is 0.1): a round that shows no difference then counts fully towards "inside the ±5 % margin", which
@@ -73,6 +75,8 @@ public struct AdaptivePlan: Sendable {
     public static let smallestShortTraceRoundBytes = 64_000
     /// The level of the equivalence stop.
     public static let equivalenceAlpha = 0.05
+    /// The smallest stake of the equivalence wealths' mixture.
+    public static let equivalenceLowestBet = 0.5
     /// The shortest UDP round (1 s).
     public static let shortestRoundSeconds = 1.0
     /// The clipping scale of the rounds' log ratios.
@@ -114,7 +118,7 @@ public struct AdaptivePlan: Sendable {
             alpha: alpha, equivalenceAlpha: max(alpha, Self.equivalenceAlpha), clipScale: Self.clipScale,
             minimumBytesPerFlow: 0, maximumRounds: 60,
             maximumBytes: 2 * publishedBytes,
-            timeLimitSeconds: 2 * publishedSeconds + 60)
+            timeLimitSeconds: 2 * publishedSeconds + 60, equivalenceLowestBet: Self.equivalenceLowestBet)
     }
 
     /// One replay's bytes in a short TCP round: a twentieth of the trace, at least 250 kB, or for traces under
