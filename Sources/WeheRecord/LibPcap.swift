@@ -45,6 +45,16 @@ struct CaptureSource {
             case end
         }
 
+        /// Keeps only the frames that match a libpcap filter expression, in the kernel: a live capture on a busy
+        /// interface then fills its buffer only with the traffic it records.
+        func filter(_ expression: String) throws(WeheRecordError) {
+            do {
+                try handle.filter(expression)
+            } catch {
+                throw WeheRecordError(error)
+            }
+        }
+
         /// The next frame; `.end` at the end of a file.
         func next() throws(WeheRecordError) -> Next {
             do {

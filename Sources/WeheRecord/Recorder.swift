@@ -41,6 +41,10 @@ public struct Recorder: Sendable {
         try validate()
         let library = try CaptureSource.load()
         let handle = try library.open(interface: interface, timeoutMilliseconds: 200)
+        // Only the client's packets (and the chosen ports' and transport's) enter the capture buffer: on a busy
+        // interface other traffic would fill it and the kernel would drop frames, the large ones (the payloads)
+        // first.
+        try handle.filter(options.captureFilter)
         var reader = try FrameSink(options: options, linkType: handle.linkType)
         let clock = ContinuousClock()
         let end = clock.now.advanced(by: .milliseconds(Int64(seconds * 1000)))

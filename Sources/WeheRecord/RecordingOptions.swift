@@ -32,4 +32,19 @@ public struct RecordingOptions: Sendable {
         self.client = client
         self.id = id
     }
+
+    /// The libpcap filter of a live capture: the client's address, and the chosen transport and ports when given
+    /// (either side's port: the flow table then keeps the server side's). A superset of what the recording keeps.
+    public var captureFilter: String {
+        var terms = ["host \(client)"]
+        switch transport {
+        case .tcp?: terms.append("tcp")
+        case .udp?: terms.append("udp")
+        case nil: terms.append("(tcp or udp)")
+        }
+        if !ports.isEmpty {
+            terms.append("(" + ports.map { "port \($0)" }.joined(separator: " or ") + ")")
+        }
+        return terms.joined(separator: " and ")
+    }
 }

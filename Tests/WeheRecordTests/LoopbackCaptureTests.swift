@@ -192,6 +192,9 @@ struct LiveCaptureTests {
         defer { close(listener.descriptor) }
         var options = RecordingOptions(client: "127.0.0.1", id: "live")
         options.ports = [listener.port]
+        // The kernel keeps only this traffic for the capture: in a full parallel test run other tests push hundreds
+        // of megabytes through lo, which filled the capture buffer and cost it every payload frame.
+        #expect(options.captureFilter == "host 127.0.0.1 and (tcp or udp) and (port \(listener.port))")
         let done = Flag()
         let capture = Task.detached { [options] in
             defer { done.set() }
