@@ -48,8 +48,10 @@ struct LoopbackCaptureTests {
                 process.waitUntilExit()
             }
         }
+        // Bounds for a hang only: a loaded machine (the full parallel run) delays tcpdump's start and its writes by
+        // tens of seconds; one 30 s bound for both once ran out before the capture held the answer.
         let clock = ContinuousClock()
-        let giveUp = clock.now.advanced(by: .seconds(30))
+        let giveUp = clock.now.advanced(by: .seconds(120))
         while !((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "").contains("listening on") {
             guard process.isRunning, clock.now < giveUp else {
                 Issue.record(
@@ -77,16 +79,22 @@ struct LoopbackCaptureTests {
         var options = RecordingOptions(client: "127.0.0.1", id: "song")
         options.ports = [listener.port]
         var recording: Recording?
-        while clock.now < giveUp {
-            if let attempt = try? Recorder(options: options).record(file: pcap),
-                attempt.report.bytesDown == answer.count
-            {
-                recording = attempt
-                break
+        var lastSeen = "nothing readable"
+        let written = clock.now.advanced(by: .seconds(120))
+        while clock.now < written {
+            do {
+                let attempt = try Recorder(options: options).record(file: pcap)
+                if attempt.report.bytesDown == answer.count {
+                    recording = attempt
+                    break
+                }
+                lastSeen = "\(attempt.report.frames) frames, \(attempt.report.bytesDown) bytes down"
+            } catch {
+                lastSeen = "\(error)"
             }
             try await clock.sleep(for: .milliseconds(50))
         }
-        let result = try #require(recording, "the capture never held the whole answer")
+        let result = try #require(recording, "the capture never held the whole answer; last read: \(lastSeen)")
         #expect(result.client.packets.flatMap(\.payload) == request)
         #expect(result.client.packets.last?.responseLength == answer.count)
         #expect(result.server.tcpFlows.first?.groups.first?.segments?.flatMap(\.payload) == answer)
