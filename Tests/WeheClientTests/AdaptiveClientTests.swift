@@ -40,8 +40,12 @@ struct AdaptiveClientTests {
         #expect(seen.last?.bytesMoved == sensitive.bytesMoved)
         // No round starts that would pass the cap (a round costs about the same each time on loopback).
         #expect((sensitive.bytesMoved ?? .max) <= plan.maximumBytes)
-        // The fixture's 400 kB trace is shorter than the floor: every round is a whole replay, and with the cap at
-        // twice the published test it stops for the budget, inconclusive (the rule needs 11 rounds to decide).
+        // The fixture's 400 kB trace is shorter than the floor: its short rounds are its first response (64 kB
+        // asked, the 120 kB response kept whole), its floor round the whole trace. With the cap at twice the
+        // published test, the rule cannot decide (7 rounds at the least and the floor round would pass the cap): the
+        // floor round runs while it still fits, then short rounds until the cap, inconclusive.
+        #expect(seen.filter(\.isFloorRound).count == 1, "\(seen.map(\.isFloorRound))")
+        #expect(seen.first?.isFloorRound == false)
         #expect(sensitive.stopReason == .budget)
         #expect(result.verdict == .inconclusive)
         // One record, under the first round's history count, with the adaptive summary.

@@ -31,6 +31,9 @@ import WeheReplay
 /// cannot show in short prefixes. So "no differentiation" is never concluded from short rounds alone: when the rule
 /// would stop for equivalence, one more round carries `floorBytesPerFlow` per replay (the whole trace when it is
 /// smaller; for UDP the whole replay), and the verdict is taken after it. A differentiation stop needs no such round.
+/// On a noisy path, where more short rounds are needed than planned, the floor round comes as soon as one more short
+/// round would leave no room for it under the cap (before, such runs ended at the cap with the interval already
+/// inside the margin).
 ///
 /// **Caps.** Twice the bytes of the published test (original and control once) and twice its time (with a minute
 /// of slack for connection set-up): past either the verdict is inconclusive, with the reason.

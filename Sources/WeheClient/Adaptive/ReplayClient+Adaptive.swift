@@ -71,6 +71,15 @@ extension ReplayClient {
                 stop = reason
                 note = pending.note
                 break
+            } else if !floorDone, round > 0,
+                moved + max(plan.shortRoundBytes, moved / round) + plan.floorRoundBytes > plan.maximumBytes,
+                moved + plan.floorRoundBytes <= plan.maximumBytes
+            {
+                // The floor round now, while it still fits: "no differentiation" needs it whenever it comes, and
+                // after one more short round it would no longer fit under the cap (a noisy path needs more short
+                // rounds than the plan's). Which round comes next depends only on the rounds so far, so the
+                // coin's null is untouched.
+                cut = plan.floorRound
             }
             // A round that would pass the cap is not started: the rounds so far say what one costs on this path
             // (more than the cut when responses already in flight arrive unread).
