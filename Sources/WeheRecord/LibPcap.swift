@@ -55,6 +55,19 @@ struct CaptureSource {
             }
         }
 
+        /// Makes reads return at once; `waitReadable` then waits (a live read's own timeout may never fire on Linux
+        /// while no packet arrives, and a capture must end on time).
+        func makeNonBlocking() throws(WeheRecordError) {
+            do {
+                try handle.makeNonBlocking()
+            } catch {
+                throw WeheRecordError(error)
+            }
+        }
+
+        /// Waits at most `milliseconds` for frames to read.
+        func waitReadable(milliseconds: Int32) -> Bool { handle.waitReadable(milliseconds: milliseconds) }
+
         /// The next frame; `.end` at the end of a file.
         func next() throws(WeheRecordError) -> Next {
             do {

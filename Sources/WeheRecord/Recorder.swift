@@ -1,6 +1,12 @@
 import Crypto
 import WeheCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Turns a capture into a Wehe test (Docs/recording.md): reads frames with libpcap, keeps the client's TCP and UDP
 /// flows, puts TCP streams back in order, chooses flows, rewrites the recorder's address, redacts cleartext
 /// secrets, builds the client trace, its control and the server side, and reports what it kept and why.
@@ -36,8 +42,13 @@ public struct Recorder: Sendable {
         }
     }
 
-    /// Captures live on `interface` for `seconds` (needs CAP_NET_RAW), then makes the test.
-    public func record(interface: String, seconds: Double) throws(WeheRecordError) -> Recording {
+    /// Captures live on `interface` (needs CAP_NET_RAW) for `seconds`, or until `stop` says so (checked at least
+    /// every 200 ms: the command line's Ctrl-C), then reads what the kernel still holds from before the end, and
+    /// makes the test.
+    /// - Parameter opened: called once the interface is open and filtered: traffic from then on is recorded.
+    public func record(
+        interface: String, seconds: Double, opened: () -> Void = {}, stop: () -> Bool = { false }
+    ) throws(WeheRecordError) -> Recording {
         try validate()
         let library = try CaptureSource.load()
         let handle = try library.open(interface: interface, timeoutMilliseconds: 200)
@@ -45,11 +56,32 @@ public struct Recorder: Sendable {
         // interface other traffic would fill it and the kernel would drop frames, the large ones (the payloads)
         // first.
         try handle.filter(options.captureFilter)
+        try handle.makeNonBlocking()
         var reader = try FrameSink(options: options, linkType: handle.linkType)
+        opened()
         let clock = ContinuousClock()
         let end = clock.now.advanced(by: .milliseconds(Int64(seconds * 1000)))
-        while clock.now < end {
-            if case .frame(let frame) = try handle.next() { try reader.add(frame) }
+        while clock.now < end, !stop() {
+            if case .frame(let frame) = try handle.next() {
+                try reader.add(frame)
+            } else {
+                _ = handle.waitReadable(milliseconds: 100)
+            }
+        }
+        // Frames that arrived before the end but were not read yet belong to the recording: a busy machine reads
+        // late, and libpcap hands frames over in blocks that the kernel releases only when full or after the
+        // capture's timeout (200 ms). So reading goes on for three timeouts (600 ms) and stops early at the first
+        // frame from after the end.
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let ended = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        let drainEnd = clock.now.advanced(by: .milliseconds(600))
+        drain: while clock.now < drainEnd {
+            switch try handle.next() {
+            case .frame(let frame) where frame.time <= ended: try reader.add(frame)
+            case .frame, .end: break drain
+            case .timeout: _ = handle.waitReadable(milliseconds: 100)
+            }
         }
         return try build(reader)
     }

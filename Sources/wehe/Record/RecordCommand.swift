@@ -1,5 +1,6 @@
 import ArgumentParser
 import WeheCore
+import Synchronization
 import WeheRecord
 
 /// `wehe record`: a capture of an app's traffic becomes a Wehe test (Docs/recording.md).
@@ -22,7 +23,8 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The capture file (pcap or pcapng: tcpdump, Wireshark, PCAPdroid).") var pcap: String?
     @Option(name: .long, help: "Capture live on this interface instead (needs CAP_NET_RAW or root).")
     var interface: String?
-    @Option(name: .long, help: "Seconds of live capture.") var seconds: Double = 30
+    @Option(name: .long, help: "Seconds of live capture (Ctrl-C ends it sooner and keeps what was captured).")
+    var seconds: Double = 30
     @Option(name: .long, help: "The recording device's address as the capture shows it.") var client: String
     @Option(name: .long, help: "Test id: letters and digits (what wehe run takes).") var id: String
     @Option(
@@ -84,7 +86,7 @@ struct RecordCommand: AsyncParsableCommand {
             if let pcap {
                 recording = try recorder.record(file: pcap)
             } else {
-                recording = try recorder.record(interface: interface ?? "", seconds: seconds)
+                recording = try await Self.capture(recorder, interface: interface ?? "", seconds: seconds).get()
             }
             if let output = output ?? ReplayDirectoryOption.recordingsDirectory(), !reportOnly {
                 recording.report.files = try RecordingWriter(directory: output).write(recording)
@@ -110,4 +112,33 @@ struct RecordCommand: AsyncParsableCommand {
         case .captureFailed: .unreachable
         }
     }
+}
+
+extension RecordCommand {
+    /// A live capture that Ctrl-C ends early, keeping what it captured.
+    static func capture(
+        _ recorder: Recorder, interface: String, seconds: Double
+    ) async -> Result<Recording, WeheRecordError> {
+        let interrupted = StopFlag()
+        let outcome = try? await Interrupts.cancellingOnSIGINT {
+            await withTaskCancellationHandler {
+                do throws(WeheRecordError) {
+                    return Result<Recording, WeheRecordError>.success(
+                        try recorder.record(interface: interface, seconds: seconds, stop: { interrupted.isSet }))
+                } catch {
+                    return .failure(error)
+                }
+            } onCancel: {
+                interrupted.set()
+            }
+        }
+        return outcome ?? .failure(WeheRecordError(.captureFailed, "the capture on \(interface) was interrupted"))
+    }
+}
+
+/// Set once from any thread (Ctrl-C's cancellation handler), read by the capture loop.
+final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set() { value.store(true, ordering: .relaxed) }
 }
