@@ -1,6 +1,6 @@
 import ArgumentParser
-import WeheCore
 import Synchronization
+import WeheCore
 import WeheRecord
 
 /// `wehe record`: a capture of an app's traffic becomes a Wehe test (Docs/recording.md).
