@@ -49,11 +49,24 @@ extension ReplayClient {
         // Replays whose samples the server would not store (it saw too short a replay): measured all the same.
         var refusedSamples = 0
         var lastRefusal: String?
+        // The long round's difference from its control, when past twice the margin (see below).
+        var longRoundDifference: (percent: Int, slower: Bool)?
         while stop == nil {
             // The rule would conclude "no differentiation": not before a round has carried the floor of bytes.
             var cut = plan.shortRound
             let pending = monitor.stop(elapsedSeconds: started.duration(to: clock.now).inSeconds)
             if pending.reason == .equivalence {
+                if floorDone, let longRound = longRoundDifference {
+                    // The short rounds are alike, the long round was not: a difference that starts later in a
+                    // flow, which one long round cannot establish; no verdict.
+                    stop = .longRoundDiffers
+                    note =
+                        "the short rounds were alike, but in the long round the app was \(longRound.percent) % "
+                        + (longRound.slower ? "slower" : "faster")
+                        + " than its control: a difference that starts later in a flow, which one long round cannot "
+                        + "confirm; the published test (--published) or --interleaved measures whole replays"
+                    break
+                }
                 if floorDone {
                     stop = .equivalence
                     break
@@ -135,8 +148,10 @@ extension ReplayClient {
             }
             let rates = Self.roundRates(original: original, control: control)
             // The long round must agree with the short ones: a throttle that starts after some megabytes of a flow
-            // shows only here, and one round among many short ones would not move the rule. Short rounds measured
-            // before it do not speak for the part of the flow they never reached, so the run stops without a verdict.
+            // shows only here, and one round among many short ones would not move the rule. Short rounds do not
+            // speak for the part of the flow they never reached, so a long round that differs by more than twice
+            // the margin forbids "no differentiation" (the run ends without a verdict when the short rounds would
+            // conclude it); differentiation, from the short rounds or tipped by this round, stays possible.
             if cut == plan.floorRound, plan.shortRound != plan.floorRound,
                 let difference = AdaptiveAnalysis.logRatio(
                     .init(
@@ -144,13 +159,7 @@ extension ReplayClient {
                         totalBytes: 0, durationSeconds: 0)),
                 abs(difference) > log(1 + 2 * plan.rule.margin)
             {
-                let percent = Int((abs(1 - exp(difference)) * 100).rounded())
-                stop = .longRoundDiffers
-                note =
-                    "the short rounds were alike, but in the long round the app was \(percent) % "
-                    + (difference < 0 ? "slower" : "faster")
-                    + " than its control: a difference that starts later in a flow, which one long round cannot "
-                    + "confirm; the published test (--published) or --interleaved measures whole replays"
+                longRoundDifference = (Int((abs(1 - exp(difference)) * 100).rounded()), difference < 0)
             }
             monitor.add(
                 AdaptiveAnalysis.Round(
@@ -158,24 +167,12 @@ extension ReplayClient {
                     comparedBytes: rates.comparedBytes, totalBytes: roundBytes,
                     durationSeconds: roundStarted.duration(to: clock.now).inSeconds),
                 elapsedSeconds: started.duration(to: clock.now).inSeconds)
-            if stop != nil, monitor.stop().reason == .differentiation {
-                // The long round tipped the evidence past α: a differentiation, valid whenever the rule stops.
-                stop = nil
-                note = nil
-            }
-            if stop != nil {
-                onEvent(
-                    .roundFinished(
-                        test: test.entry.id,
-                        round: AdaptiveRoundProgress(
-                            round: round, isFloorRound: true, bytesMoved: moved, maximumBytes: plan.maximumBytes,
-                            slowdown: monitor.decision().slowdown, status: note ?? "")))
-                break
-            }
             let now = monitor.stop(elapsedSeconds: started.duration(to: clock.now).inSeconds)
             let status: String =
                 switch now.reason {
                 case .differentiation?: "the evidence suffices: differentiation"
+                case .equivalence? where floorDone && longRoundDifference != nil:
+                    "the short rounds are alike, the long round was not: no verdict"
                 case .equivalence? where floorDone: "the evidence suffices: no differentiation"
                 case .equivalence?:
                     "the slowdown is small after short rounds; one long round to rule out a late throttle"
@@ -211,6 +208,10 @@ extension ReplayClient {
             originalMeansMbps: monitor.rounds.map(\.originalMbps), controlMeansMbps: monitor.rounds.map(\.controlMbps),
             note: [
                 note ?? (stop == .budget || stop == .timeLimit ? decision.note : nil),
+                stop != .longRoundDiffers
+                    ? longRoundDifference.map {
+                        "in the long round the app was \($0.percent) % \($0.slower ? "slower" : "faster") than its control"
+                    } : nil,
                 cutShort > 0
                     ? "\(cutShort) replays reached the time limit; each is judged on the bytes it covered"
                     : nil,
