@@ -10,7 +10,7 @@ import WeheTestKit
 
 /// Our client against our server, both in this process, over real sockets on 127.0.0.x with TLS: the whole
 /// protocol (side channel, replays, samples, analyzer) with nothing faked.
-@Suite("client ↔ server on loopback", .timeLimit(.minutes(2)))
+@Suite("client ↔ server on loopback", .timeLimit(.minutes(6)))
 struct ClientServerTests {
     @Test("TCP app test: both replays reach the server, the analyzer's verdict is stored in the SQLite history")
     func tcpAppTest() async throws {

@@ -15,7 +15,7 @@ enum MLabNamespaces {
 }
 
 /// `wehe-server mlab` refuses a broken deployment with the reason, before it binds anything (so these run anywhere).
-@Suite("wehe-server mlab: deployment errors", .timeLimit(.minutes(2)))
+@Suite("wehe-server mlab: deployment errors", .timeLimit(.minutes(6)))
 struct MLabModeErrorTests {
     /// Runs `wehe-server mlab --root <root> <arguments>` with `$UUID_PREFIX` set to `prefixFile`.
     static func run(root: String, prefixFile: String?, _ arguments: [String]) async throws -> (Int32, String) {

@@ -192,6 +192,13 @@ struct LiveCaptureTests {
         func set() { lock.withLock { value = true } }
     }
 
+    /// Runs `body` on a new thread and waits for it without holding a thread of the shared pool.
+    static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+
     @Test(
         "exchanges made while the recorder captures become flows; a whole one is the test; the capture ends on request",
         .enabled(if: LoopbackCaptureTests.available))
@@ -208,9 +215,13 @@ struct LiveCaptureTests {
         // The exchanges start once the interface is open and the capture ends when they are done (as Ctrl-C ends it
         // on the command line), whatever the load: a fixed 2 s window once held a single half exchange on a loaded
         // machine. 120 s bounds the capture only should the test never ask it to stop.
-        let capture = Task.detached { [options] in
-            try Recorder(options: options).record(
-                interface: "lo", seconds: 120, opened: { opened.set() }, stop: { stop.isSet })
+        // On a thread of its own: the capture blocks while it waits for frames, and a test that held one of the
+        // shared pool's threads (two on this machine) for that long would slow every other test of the run.
+        let capture = Task { [options] in
+            try await Self.onThread {
+                try Recorder(options: options).record(
+                    interface: "lo", seconds: 120, opened: { opened.set() }, stop: { stop.isSet })
+            }
         }
         let clock = ContinuousClock()
         let giveUp = clock.now.advanced(by: .seconds(60))

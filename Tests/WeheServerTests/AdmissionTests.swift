@@ -7,7 +7,7 @@ import WeheStore
 import WeheTestKit
 import WeheWire
 
-@Suite("Admission", .timeLimit(.minutes(2)))
+@Suite("Admission", .timeLimit(.minutes(6)))
 struct AdmissionTests {
 
     /// Opens a side channel, declares a replay and returns the grant; the connection stays open while `hold` runs.

@@ -14,7 +14,7 @@ import WeheWire
 
 /// What an analysis may cost: samples bounded by the replay window and interval (`SampleBound`), analyses run a
 /// bounded number at once, globally and per network, on their own threads (`AnalysisScheduler`).
-@Suite("Analysis cost bounds", .timeLimit(.minutes(2)))
+@Suite("Analysis cost bounds", .timeLimit(.minutes(6)))
 struct AnalysisBoundTests {
     static func series(_ count: Int, interval: Double) -> ThroughputSeries {
         ThroughputSeries(mbps: (0..<count).map { Double($0 % 7) }, interval: interval)

@@ -6,7 +6,7 @@ import WeheStore
 import WeheTestKit
 import WeheWire
 
-@Suite("Analyzer API", .timeLimit(.minutes(2)))
+@Suite("Analyzer API", .timeLimit(.minutes(6)))
 struct AnalyzerTests {
     static func seed(
         _ store: InMemoryResultStore, user: String, historyCount: Int, original: [Double], control: [Double]

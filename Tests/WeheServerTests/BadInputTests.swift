@@ -8,7 +8,7 @@ import WeheStore
 import WeheTestKit
 import WeheWire
 
-@Suite("Bad input", .timeLimit(.minutes(2)))
+@Suite("Bad input", .timeLimit(.minutes(6)))
 struct BadInputTests {
     static func quick(_ configuration: inout ReplayServerConfiguration) {
         configuration.limits.firstMessageTimeout = .milliseconds(400)

@@ -12,7 +12,7 @@ import WeheWire
 /// Files named from client input (one rule, `ClientFileName`, in the pcap and archive writers), the descriptors of
 /// packet captures (opened only once a connection is claimed, and room for them in the connection budget), the
 /// capture and archive directories in the disk check, and failed writes counted.
-@Suite("Capture and archive files", .timeLimit(.minutes(2)))
+@Suite("Capture and archive files", .timeLimit(.minutes(6)))
 struct CaptureFilesTests {
     /// User IDs and extraStrings a client may send (the side channel allows `[A-Za-z0-9@._-]` in user IDs and any
     /// printable ASCII but `;` in extraStrings; other callers of the writers may pass anything).

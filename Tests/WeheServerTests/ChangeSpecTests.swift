@@ -9,7 +9,7 @@ import WeheWire
 
 /// The side channel's change spec (protocol.md 5.2 #2): parsing, validation against the replay's server packets, and
 /// a replay that sends the altered bytes (analysis.md section 5.4 item 6).
-@Suite("Change spec (DPI server packets)", .timeLimit(.minutes(2)))
+@Suite("Change spec (DPI server packets)", .timeLimit(.minutes(6)))
 struct ChangeSpecTests {
     static func catalogue(_ directory: String = TestResources.fixtureReplays) throws -> ReplayCatalogue {
         try ReplayCatalogue(directory: directory, logger: ServerHarness.logger)

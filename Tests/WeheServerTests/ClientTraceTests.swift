@@ -7,7 +7,7 @@ import WeheWire
 
 /// Recorded tests a client brings (`--accept-client-traces`): uploaded on the analyzer, replayed once to the same
 /// user id from the same address, refused when the option is off or a bound is passed.
-@Suite("Client-brought recorded tests", .timeLimit(.minutes(2)))
+@Suite("Client-brought recorded tests", .timeLimit(.minutes(6)))
 struct ClientTraceTests {
     /// A TCP test the fixture catalogue does not have, to a server address it does not name either, on port 80
     /// (which the fixtures' TinyWeb replays): two requests, 30 000 then 5 000 response bytes.

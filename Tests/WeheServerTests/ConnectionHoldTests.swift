@@ -172,7 +172,7 @@ struct CgroupMemoryTests {
     }
 }
 
-@Suite("Keep-alive connections on loopback", .timeLimit(.minutes(1)))
+@Suite("Keep-alive connections on loopback", .timeLimit(.minutes(5)))
 struct KeepAliveHoldTests {
     /// A budget of 200: analyzer share 14, at most 2 connections per address and 3 per /24.
     static let small: @Sendable (inout ReplayServerConfiguration) -> Void = { configuration in
@@ -223,7 +223,7 @@ struct KeepAliveHoldTests {
     }
 }
 
-@Suite("Drain: the analyzer answers until the drain ends", .timeLimit(.minutes(1)))
+@Suite("Drain: the analyzer answers until the drain ends", .timeLimit(.minutes(5)))
 struct DrainAnalyzerTests {
     @Test("after SIGTERM /healthz answers 503 draining and /Results still answers while a session runs")
     func analyzerAnswersThroughDrain() async throws {
@@ -266,7 +266,7 @@ struct DrainAnalyzerTests {
     }
 }
 
-@Suite("Sessions per IPv6 /48", .timeLimit(.minutes(1)))
+@Suite("Sessions per IPv6 /48", .timeLimit(.minutes(5)))
 struct SiteCapTests {
     @Test("the /64s of one /48 are capped together; another /48 is admitted")
     func perSiteCap() async throws {

@@ -11,7 +11,7 @@ import WeheWire
 
 /// `localize` must not make the server sign requests to any host, and a signed request must not
 /// work anywhere but where it was sent, once.
-@Suite("Fleet requests hardened", .timeLimit(.minutes(2)))
+@Suite("Fleet requests hardened", .timeLimit(.minutes(6)))
 struct FleetHardeningTests {
     /// Counts the connections a loopback listener accepts (a stand-in for an attacker's server).
     struct Listener: Sendable {

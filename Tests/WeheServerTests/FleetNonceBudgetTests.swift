@@ -10,7 +10,7 @@ import WeheWire
 /// The fleet's nonce store cannot be exhausted through `localize`: the store forgets its oldest nonces instead of
 /// refusing everyone when full (and stays replay-proof), `localize` is limited per address, network and user, each
 /// peer gets a bounded number of signed requests a minute, and a measurement asked twice is answered from a cache.
-@Suite("Fleet nonce store and peer-request budget", .timeLimit(.minutes(2)))
+@Suite("Fleet nonce store and peer-request budget", .timeLimit(.minutes(6)))
 struct FleetNonceBudgetTests {
     static let target = "/Results?command=getMeasurements&measurementType=clientXputs&userID=%40budget01"
 

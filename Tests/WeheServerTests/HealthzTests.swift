@@ -3,7 +3,7 @@ import Testing
 import WeheServer
 import WeheTestKit
 
-@Suite("Analyzer /healthz", .timeLimit(.minutes(1)))
+@Suite("Analyzer /healthz", .timeLimit(.minutes(5)))
 struct HealthzTests {
     @Test("GET /healthz on the analyzer port answers 200 with a JSON status while the server runs")
     func healthy() async throws {

@@ -5,7 +5,7 @@ import WeheServer
 import WeheTestKit
 import WeheWire
 
-@Suite("Packet capture on an interface (--capture-interface)", .timeLimit(.minutes(2)))
+@Suite("Packet capture on an interface (--capture-interface)", .timeLimit(.minutes(6)))
 struct InterfaceCaptureTests {
     @Test("the filter names the client's address and each of its replay's server ports")
     func filter() {

@@ -10,7 +10,7 @@ import WeheWire
 
 /// WeHeY on the server side across two servers: fleet-authenticated `getMeasurements`, `localize` running both
 /// tests with the peer's measurements, and the bad inputs that must end in a reasoned "inconclusive".
-@Suite("WeHeY localization across servers", .timeLimit(.minutes(2)))
+@Suite("WeHeY localization across servers", .timeLimit(.minutes(6)))
 struct LocalizationFleetTests {
     static let secret = Array("the fleet secret shared by both test servers".utf8)
 

@@ -4,7 +4,7 @@ import WeheWire
 
 /// WeHeY server pairs per client prefix: parsing, longest-prefix matching (IPv4 and IPv6) with a default, and
 /// `getServers` answering from them.
-@Suite("WeHeY server pairs", .timeLimit(.minutes(1)))
+@Suite("WeHeY server pairs", .timeLimit(.minutes(5)))
 struct LocalizationPairTests {
     static func pairs() throws -> [LocalizationPair] {
         try [

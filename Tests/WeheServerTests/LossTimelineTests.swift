@@ -10,7 +10,7 @@ import WeheTestKit
 
 /// The server's loss measurement without packet capture: `TCP_INFO` readings on a real loopback transfer, their
 /// conversion into a loss timeline, and the per-interval loss ratios the WeHeY loss test uses.
-@Suite("Loss timelines from TCP_INFO", .timeLimit(.minutes(2)))
+@Suite("Loss timelines from TCP_INFO", .timeLimit(.minutes(6)))
 struct LossTimelineTests {
     static func reading(sent: UInt64, retransmitted: UInt64, minRTT: UInt32? = 20_000) -> TCPInfoReading {
         TCPInfoReading(

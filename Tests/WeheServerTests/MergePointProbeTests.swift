@@ -9,7 +9,7 @@ import WeheWire
 
 /// The merge-point prober's packet work on fixed bytes (checksums, copies, D-SACK, ICMP quotes, the BPF filter) and
 /// its wiring: `getMeasurements` `mergePointProbes` between two servers and the `merge_point_queue` of `localize`.
-@Suite("Merge-point probe (WeHeY's blind spot)", .timeLimit(.minutes(2)))
+@Suite("Merge-point probe (WeHeY's blind spot)", .timeLimit(.minutes(6)))
 struct MergePointProbeTests {
     /// 198.18.2.2:443 → 198.18.1.2:50000, seq 0x11223344, PSH|ACK, timestamps, 12 bytes "hello wehey!"; the TCP
     /// checksum field holds 0x1234 (a partial sum, as a capture on a device with checksum offload shows it).

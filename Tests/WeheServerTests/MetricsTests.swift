@@ -9,7 +9,7 @@ import WeheWire
 
 /// The Prometheus metrics: every metric has HELP text, and the request-lateness record covers timed
 /// replays only.
-@Suite("Server metrics", .timeLimit(.minutes(2)))
+@Suite("Server metrics", .timeLimit(.minutes(6)))
 struct MetricsTests {
     /// `# HELP` texts and `# TYPE`s of an exposition, by metric name.
     static func families(_ registry: PrometheusCollectorRegistry) -> (help: [String: String], type: [String: String]) {

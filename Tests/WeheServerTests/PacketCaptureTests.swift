@@ -6,7 +6,7 @@ import WeheStore
 import WeheTestKit
 import WeheWire
 
-@Suite("Packet capture (--pcap)", .timeLimit(.minutes(2)))
+@Suite("Packet capture (--pcap)", .timeLimit(.minutes(6)))
 struct PacketCaptureTests {
     /// The pcap files below `directory`, waiting (bounded) until `count` of them are in place: a capture is moved
     /// into place once its connection has closed, which may be just after the side channel ends.

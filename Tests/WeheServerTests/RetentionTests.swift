@@ -6,7 +6,7 @@ import WeheStore
 
 /// `serve --retention-days`: the server's purger deletes what is older than the retention, at start
 /// and then at every interval, and keeps what is newer.
-@Suite("Retention", .timeLimit(.minutes(1)))
+@Suite("Retention", .timeLimit(.minutes(5)))
 struct RetentionTests {
     static func details(_ store: InMemoryResultStore) async throws -> [String] {
         try await store.sessionEvents(SessionEventQuery()).map(\.detail).sorted()

@@ -10,7 +10,7 @@ import WeheWire
 
 /// Bounded HTTP connections, admission that one address cannot take over,
 /// bounded writes from unauthenticated input, and TLS 1.2 with AEAD suites only.
-@Suite("Server hardened", .timeLimit(.minutes(2)))
+@Suite("Server hardened", .timeLimit(.minutes(6)))
 struct ServerHardeningTests {
     static let replay = "TinyWeb-11212026"
 

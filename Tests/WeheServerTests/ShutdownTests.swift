@@ -6,7 +6,7 @@ import WeheServer
 import WeheStore
 import WeheTestKit
 
-@Suite("Graceful shutdown", .timeLimit(.minutes(1)))
+@Suite("Graceful shutdown", .timeLimit(.minutes(5)))
 struct ShutdownTests {
     @Test("graceful shutdown cuts a running session after the grace period and records why")
     func cutsRunningSession() async throws {

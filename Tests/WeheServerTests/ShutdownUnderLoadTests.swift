@@ -10,7 +10,7 @@ import WeheTestKit
 /// "Deinited NIOAsyncWriter without calling finish()": connections accepted but still queued in a listener's accept
 /// stream when the server stopped were dropped with their async wrappers unfinished. Each test runs the server in a
 /// child process (an exit test), so that a trap fails the test instead of ending the test run.
-@Suite("Shutdown with connections still queued", .timeLimit(.minutes(2)))
+@Suite("Shutdown with connections still queued", .timeLimit(.minutes(6)))
 struct ShutdownUnderLoadTests {
     @Test("a graceful shutdown with connections queued in every TCP listener's accept stream ends cleanly")
     func gracefulShutdownWithQueuedConnections() async throws {

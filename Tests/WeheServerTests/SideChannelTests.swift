@@ -7,7 +7,7 @@ import WeheStore
 import WeheTestKit
 import WeheWire
 
-@Suite("Side channel and replays", .timeLimit(.minutes(2)))
+@Suite("Side channel and replays", .timeLimit(.minutes(6)))
 struct SideChannelTests {
     static func fixture(_ file: String) throws -> ReplayTrace {
         try ReplayLibrary(directory: TestResources.fixtureReplays).trace(file: file)

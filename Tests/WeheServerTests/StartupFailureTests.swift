@@ -7,7 +7,7 @@ import WeheTestKit
 
 /// A server that cannot take one of its ports must stop with a clear error, not wait forever: embedders await
 /// `listeningPorts()` and `wehe-server serve` awaits `run()`.
-@Suite("Startup failures", .timeLimit(.minutes(1)))
+@Suite("Startup failures", .timeLimit(.minutes(5)))
 struct StartupFailureTests {
     @Test("an analyzer port already taken: run() and listeningPorts() fail with bindFailed, nothing stays bound")
     func analyzerPortTaken() async throws {

@@ -4,7 +4,7 @@ import Testing
 import WeheServer
 
 /// The startup log names the limits in force: sessions, connections, open files.
-@Suite("Startup log", .timeLimit(.minutes(1)))
+@Suite("Startup log", .timeLimit(.minutes(5)))
 struct StartupLogTests {
     /// Keeps every record's message and metadata.
     final class Records: Sendable {

@@ -7,7 +7,7 @@ import WeheWire
 
 /// The UDP loss timeline of WeHeY: the server logs what it sent on a UDP replay, the client reports the digests of
 /// the datagrams that arrived (`command=udpLoss`), and the two become the replay's loss record.
-@Suite("UDP loss reports (udpLoss)", .timeLimit(.minutes(2)))
+@Suite("UDP loss reports (udpLoss)", .timeLimit(.minutes(6)))
 struct UDPLossReportTests {
     static func body(user: String, historyCount: Int, testID: Int = 0, received: [UInt32]) -> String {
         "command=udpLoss&userID=\(FormParameters.encodeComponent(user))&historyCount=\(historyCount)&testID=\(testID)"

@@ -10,7 +10,7 @@ import WeheWire
 /// Which UDP session a datagram starts: a shaper's upload queue can release the last datagrams of
 /// an address's previous replay after its next session was admitted; they must not take that session, whose stream
 /// would then go to the old, closed port.
-@Suite("UDP replays are matched to their session", .timeLimit(.minutes(2)))
+@Suite("UDP replays are matched to their session", .timeLimit(.minutes(6)))
 struct UDPSessionMatchingTests {
     static let original = "TinyCall_11212026.pcap_client_all.json"
     static let control = "TinyCallRandom_11212026.pcap_client_all.json"

@@ -3,7 +3,7 @@ import Testing
 import WeheTestKit
 
 /// Runs the built `wehe testbed proxy` binary.
-@Suite("wehe testbed proxy (built binary)", .timeLimit(.minutes(1)))
+@Suite("wehe testbed proxy (built binary)", .timeLimit(.minutes(5)))
 struct ProxyCommandTests {
     private func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = TestProcess()

@@ -5,7 +5,7 @@ import Testing
 
 @testable import WeheTestbed
 
-@Suite("Throttling proxy over TCP (loopback)", .timeLimit(.minutes(1)))
+@Suite("Throttling proxy over TCP (loopback)", .timeLimit(.minutes(5)))
 struct TCPProxyTests {
     typealias Configuration = ThrottlingProxyConfiguration
 

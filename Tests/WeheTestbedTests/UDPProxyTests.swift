@@ -4,7 +4,7 @@ import Testing
 
 @testable import WeheTestbed
 
-@Suite("Throttling proxy over UDP (loopback)", .timeLimit(.minutes(1)))
+@Suite("Throttling proxy over UDP (loopback)", .timeLimit(.minutes(5)))
 struct UDPProxyTests {
     typealias Configuration = ThrottlingProxyConfiguration
 
