@@ -12,11 +12,13 @@ import WeheTestKit
 /// conversion into a loss timeline, and the per-interval loss ratios the WeHeY loss test uses.
 @Suite("Loss timelines from TCP_INFO", .timeLimit(.minutes(6)))
 struct LossTimelineTests {
-    static func reading(sent: UInt64, retransmitted: UInt64, minRTT: UInt32? = 20_000) -> TCPInfoReading {
+    static func reading(
+        sent: UInt64, retransmitted: UInt64, duplicated: UInt32 = 0, minRTT: UInt32? = 20_000
+    ) -> TCPInfoReading {
         TCPInfoReading(
-            bytesSent: sent, bytesRetransmitted: retransmitted, segmentsSent: UInt32(sent / 1448),
-            segmentsRetransmitted: UInt32(retransmitted / 1448), segmentsLost: 0, minimumRTTMicroseconds: minRTT,
-            smoothedRTTMicroseconds: 25_000)
+            bytesSent: sent, bytesRetransmitted: retransmitted, segmentsSent: UInt32(sent / 1000),
+            segmentsRetransmitted: UInt32(retransmitted / 1000), segmentsDuplicated: duplicated, sendMSS: 1000,
+            segmentsLost: 0, minimumRTTMicroseconds: minRTT, smoothedRTTMicroseconds: 25_000)
     }
 
     @Test(
@@ -104,6 +106,26 @@ struct LossTimelineTests {
         #expect(TCPInfoSampler.record(key: record.key, readings: [], recordedAt: Date()) == nil)
     }
 
+    @Test("retransmissions reported as duplicates (D-SACK) are not loss; a late report reduces later stretches")
+    func duplicatesAreNotLoss() {
+        // A timeout resends 8 segments of which 6 had arrived: 2 000 bytes lost, not 8 000. The duplicate reports
+        // arrive in two readings, the second after the next stretch was already charged.
+        let timed: [TCPInfoSampler.Timed] = [
+            .init(time: 0.1, reading: Self.reading(sent: 20_000, retransmitted: 0)),
+            .init(time: 0.2, reading: Self.reading(sent: 30_000, retransmitted: 8_000, duplicated: 2)),
+            .init(time: 0.3, reading: Self.reading(sent: 40_000, retransmitted: 8_000, duplicated: 6)),
+            .init(time: 0.4, reading: Self.reading(sent: 50_000, retransmitted: 11_000, duplicated: 6)),
+            .init(time: 0.5, reading: Self.reading(sent: 60_000, retransmitted: 16_000, duplicated: 6)),
+        ]
+        #expect(timed[1].reading.bytesLost == 6_000)
+        #expect(timed[2].reading.bytesLost == 2_000)
+        #expect(Self.reading(sent: 10_000, retransmitted: 1_000, duplicated: 3).bytesLost == 0)
+        let samples = TCPInfoSampler.samples(timed)
+        #expect(samples.map(\.bytesLost) == [0, 6_000, 0, 0, 4_000])
+        // Over the whole replay: 10 000 bytes lost of 60 000 sent, 16 000 retransmitted less 6 000 duplicated.
+        #expect(samples.reduce(0) { $0 + $1.bytesLost } == 10_000)
+    }
+
     @Test("tcp_info bytes decode at the kernel's offsets; an old kernel without byte counters counts segments")
     func decoding() throws {
         var raw = [UInt8](repeating: 0, count: TCPInfoReading.Offset.end)
@@ -129,7 +151,16 @@ struct LossTimelineTests {
         let new = try #require(raw.withUnsafeBytes { TCPInfoReading.decode($0) })
         #expect(new.bytesSent == 150_000)
         #expect(new.bytesRetransmitted == 6_000)
+        #expect(new.bytesLost == 6_000)
         #expect(new.minimumRTTMicroseconds == 20_500)
+        put32(3, at: TCPInfoReading.Offset.dsackDuplicates)
+        let withDuplicates = try #require(raw.withUnsafeBytes { TCPInfoReading.decode($0) })
+        #expect(withDuplicates.segmentsDuplicated == 3)
+        #expect(withDuplicates.bytesLost == 6_000 - 3 * 1448)
+        // A kernel whose structure ends before the duplicate count reads it as none.
+        let shorter = try #require(
+            Array(raw.prefix(TCPInfoReading.Offset.dsackDuplicates)).withUnsafeBytes { TCPInfoReading.decode($0) })
+        #expect(shorter.segmentsDuplicated == 0 && shorter.bytesLost == 6_000)
         #expect(Array(raw.prefix(100)).withUnsafeBytes { TCPInfoReading.decode($0) } == nil)
     }
 

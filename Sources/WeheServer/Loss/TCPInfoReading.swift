@@ -12,6 +12,11 @@ struct TCPInfoReading: Sendable, Hashable {
     var segmentsSent: UInt32
     /// Segments retransmitted over the connection's life (`tcpi_total_retrans`).
     var segmentsRetransmitted: UInt32
+    /// Retransmitted segments the receiver reported as duplicates with D-SACK (`tcpi_dsack_dups`, Linux ≥ 4.19):
+    /// retransmissions of segments that had arrived, which were not lost.
+    var segmentsDuplicated: UInt32 = 0
+    /// The sender's segment size (`tcpi_snd_mss`), which converts duplicated segments into bytes.
+    var sendMSS: UInt32 = 0
     /// Segments the kernel currently counts as lost (`tcpi_lost`).
     var segmentsLost: UInt32
     /// Smallest RTT measured, microseconds (`tcpi_min_rtt`); `nil` before any measurement.
@@ -30,8 +35,19 @@ struct TCPInfoReading: Sendable, Hashable {
         static let dataSegmentsOut = 156
         static let bytesSent = 200
         static let bytesRetransmitted = 208
-        /// The part of the structure read: up to and including `tcpi_bytes_retrans`.
-        static let end = 216
+        static let dsackDuplicates = 216
+        /// The part of the structure read: up to and including `tcpi_dsack_dups`.
+        static let end = 220
+    }
+
+    /// Payload bytes lost on the way: retransmitted bytes less those the receiver reported it had already received.
+    /// A retransmission timeout on a busy or lossy path resends whole windows, most of which had arrived; counting
+    /// every retransmitted byte as lost (as a capture that flags retransmissions does) overstates loss, by a factor
+    /// of 2.5 once in a 3 % loss run of the kernel testbed. A kernel without D-SACK counts leaves this equal to the
+    /// retransmitted bytes.
+    var bytesLost: UInt64 {
+        let duplicated = UInt64(segmentsDuplicated) * UInt64(sendMSS)
+        return bytesRetransmitted > duplicated ? bytesRetransmitted - duplicated : 0
     }
 
     /// Decodes the first bytes of a `struct tcp_info` as the kernel filled them (zeros beyond what it knows).
@@ -39,6 +55,7 @@ struct TCPInfoReading: Sendable, Hashable {
     static func decode(_ bytes: UnsafeRawBufferPointer) -> TCPInfoReading? {
         guard bytes.count >= Offset.dataSegmentsOut + 4 else { return nil }
         func u32(_ offset: Int) -> UInt32 { bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
+        func u32IfPresent(_ offset: Int) -> UInt32 { bytes.count >= offset + 4 ? u32(offset) : 0 }
         func u64(_ offset: Int) -> UInt64 {
             bytes.count >= offset + 8 ? bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) : 0
         }
@@ -59,6 +76,8 @@ struct TCPInfoReading: Sendable, Hashable {
             bytesRetransmitted: min(retransmitted, sent),
             segmentsSent: segmentsOut,
             segmentsRetransmitted: retransmits,
+            segmentsDuplicated: u32IfPresent(Offset.dsackDuplicates),
+            sendMSS: UInt32(mss),
             segmentsLost: u32(Offset.lost),
             minimumRTTMicroseconds: minimum == 0 || minimum == .max ? nil : minimum,
             smoothedRTTMicroseconds: smoothed == 0 ? nil : smoothed
@@ -90,15 +109,15 @@ struct TCPInfoReading: Sendable, Hashable {
     }
 }
 
-/// Storage for `struct tcp_info` as `getsockopt` fills it: 27 × 8 = 216 bytes, 8-byte aligned, zeroed by NIO
+/// Storage for `struct tcp_info` as `getsockopt` fills it: 28 × 8 = 224 bytes, 8-byte aligned, zeroed by NIO
 /// before the call, so fields a kernel does not know stay 0.
 private struct RawTCPInfo: Sendable {
     var words:
         (
             UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
             UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-            UInt64
-        ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            UInt64, UInt64
+        ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
     var reading: TCPInfoReading? {
         withUnsafeBytes(of: words) { TCPInfoReading.decode($0) }

@@ -104,20 +104,24 @@ final class TCPInfoSampler: Sendable {
     /// Differences of the cumulative counters between successive readings, keeping only stretches in which data
     /// went out (a reading plays the role of a captured packet in the reference: idle stretches carry none).
     /// Counters that go backwards (never expected) are treated as unchanged.
+    ///
+    /// A stretch's loss is its growth of `bytesLost` (retransmitted bytes less those reported as duplicates). The
+    /// duplicate report comes a round trip after the retransmission, so the net count can fall; a fall is taken
+    /// from the stretches that follow, never from one already charged, and a stretch is charged at most what it sent.
     static func samples(_ readings: [Timed]) -> [ReplayLossRecord.Sample] {
         var samples: [ReplayLossRecord.Sample] = []
         var sent: UInt64 = 0
-        var retransmitted: UInt64 = 0
+        var charged: UInt64 = 0
         var lastTime = 0.0
         for timed in readings {
             let newSent = max(sent, timed.reading.bytesSent)
-            let newRetransmitted = max(retransmitted, timed.reading.bytesRetransmitted)
             let time = max(lastTime, timed.time)
             if newSent > sent {
-                let sentDelta = Double(newSent - sent)
-                let lostDelta = min(Double(newRetransmitted - retransmitted), sentDelta)
-                samples.append(.init(time: time, bytesSent: sentDelta, bytesLost: lostDelta))
-                retransmitted = newRetransmitted
+                let sentDelta = newSent - sent
+                let lost = timed.reading.bytesLost
+                let lostDelta = lost > charged ? min(lost - charged, sentDelta) : 0
+                samples.append(.init(time: time, bytesSent: Double(sentDelta), bytesLost: Double(lostDelta)))
+                charged += lostDelta
             }
             sent = newSent
             lastTime = time
