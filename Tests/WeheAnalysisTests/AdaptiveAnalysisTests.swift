@@ -109,6 +109,30 @@ import WeheStatistics
         #expect(client.decide((0..<10).map { _ in Self.round(30, 40) }).stopReason == nil)
     }
 
+    /// The look-ahead that lets the client make the long round the last of an equivalence: true exactly when one
+    /// more agreeing round would stop for equivalence (after 6 identical rounds under the client's rule, not after
+    /// 5), never once the rule has stopped, and not when the rounds so far disagree.
+    @Test func oneAgreeingRoundLookAhead() {
+        let client = AdaptiveAnalysis(
+            equivalenceAlpha: 0.05, clipScale: 0.05, minimumBytesPerFlow: 0, equivalenceLowestBet: 0.5)
+        var monitor = AdaptiveAnalysis.Monitor(client)
+        var answers: [Bool] = []
+        for _ in 0..<7 {
+            answers.append(monitor.equivalenceNeedsOneAgreeingRound)
+            monitor.add(Self.round(50, 50))
+        }
+        #expect(answers == [false, false, false, false, false, false, true])
+        #expect(monitor.stop().reason == .equivalence)
+        #expect(!monitor.equivalenceNeedsOneAgreeingRound)
+        // Six rounds 4 % apart in alternating directions: inside the margin but not yet sure of it.
+        var noisy = AdaptiveAnalysis.Monitor(client)
+        for index in 0..<6 { noisy.add(index % 2 == 0 ? Self.round(52, 50) : Self.round(50, 52)) }
+        #expect(noisy.stop().reason == nil)
+        #expect(!noisy.equivalenceNeedsOneAgreeingRound)
+        // The look-ahead does not change the monitor it asks.
+        #expect(noisy.rounds.count == 6)
+    }
+
     /// Without a flow of the minimum size the rule keeps going, says why, and ends at the budget.
     @Test func equivalenceWaitsForTheByteFloor() {
         let rule = AdaptiveAnalysis(minimumBytesPerFlow: 7_000_000, maximumRounds: 30)

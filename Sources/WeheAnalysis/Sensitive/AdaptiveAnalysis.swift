@@ -225,6 +225,17 @@ public struct AdaptiveAnalysis: Sendable {
             return stop(elapsedSeconds: elapsedSeconds).reason
         }
 
+        /// Whether one more round in which the app and its control are equally fast would stop the run for
+        /// equivalence (and only then: no stop now). It depends on the rounds so far alone, so a client may choose
+        /// the next round's kind by it without touching the coin's null.
+        public var equivalenceNeedsOneAgreeingRound: Bool {
+            guard stop().reason == nil else { return false }
+            var next = self
+            next.add(
+                Round(originalMbps: 1, controlMbps: 1, comparedBytes: largestFlow, totalBytes: 0, durationSeconds: 0))
+            return next.stop().reason == .equivalence
+        }
+
         /// The stop, its verdict and note, from the four wealths (no interval: O(K)).
         public func stop(elapsedSeconds: Double? = nil) -> (
             reason: AdaptiveStopReason?, verdict: Verdict, direction: DifferentiationDirection?, note: String?

@@ -29,8 +29,10 @@ import WeheReplay
 ///
 /// **The floor round.** A throttle that starts after some megabytes (reported after about 7 MB on a real network)
 /// cannot show in short prefixes. So "no differentiation" is never concluded from short rounds alone: when the rule
-/// would stop for equivalence, one more round carries `floorBytesPerFlow` per replay (the whole trace when it is
-/// smaller; for UDP the whole replay), and the verdict is taken after it. A differentiation stop needs no such round.
+/// would stop for equivalence after one more round that agrees, that round carries `floorBytesPerFlow` per replay
+/// (the whole trace when it is smaller; for UDP the whole replay), and the verdict is taken after it: the long round
+/// is the last round of an equivalence, not one more after it (on a calm path 7 rounds of which the last is long,
+/// where 7 short rounds and then the long one made 8). A differentiation stop needs no such round.
 /// On a noisy path, where more short rounds are needed than planned, the floor round comes as soon as one more short
 /// round would leave no room for it under the cap (before, such runs ended at the cap with the interval already
 /// inside the margin).

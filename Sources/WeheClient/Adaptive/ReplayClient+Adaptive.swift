@@ -84,6 +84,13 @@ extension ReplayClient {
                 stop = reason
                 note = pending.note
                 break
+            } else if !floorDone, monitor.equivalenceNeedsOneAgreeingRound,
+                moved + plan.floorRoundBytes <= plan.maximumBytes
+            {
+                // One more round that agrees would conclude "no differentiation", which needs the long round
+                // anyway: the long round is that round, instead of one more short round before it. When it does not
+                // agree closely enough, short rounds follow until the rule decides.
+                cut = plan.floorRound
             } else if !floorDone, round > 0,
                 moved + max(plan.shortRoundBytes, moved / round) + plan.floorRoundBytes > plan.maximumBytes,
                 moved + plan.floorRoundBytes <= plan.maximumBytes
