@@ -33,9 +33,7 @@ struct TCPReplayHandler {
             firstDeadline.cancel()
             lifetime.cancel()
         }
-        // The loss timeline starts with the connection: both servers of a WeHeY pair time their replay from its own
-        // start.
-        let sampler = context.configuration.lossSamplingPeriod.map { TCPInfoSampler(channel: nioChannel, period: $0) }
+        var sampler: TCPInfoSampler?
         var session: Session?
         var prober: MergePointProber?
         do {
@@ -61,6 +59,13 @@ struct TCPReplayHandler {
                 session = claimed
                 claimed.recordTraffic(clientBytes: first.readableBytes, active: true, at: arrival)
                 self.claimed()
+                // The loss timeline starts when the replay does, with the client's first message: both servers of a
+                // WeHeY pair time their replay from its own start. Not before the claim: a connection nobody
+                // claimed costs the server nothing but its descriptor (700 idle ones sampled every 10 ms kept the
+                // event loops too busy to accept a real client's side channel).
+                sampler = context.configuration.lossSamplingPeriod.map {
+                    TCPInfoSampler(channel: nioChannel, period: $0)
+                }
                 if let port = nioChannel.remoteAddress?.port {
                     context.captures?.claim(id: claimed.id, clientPort: port)
                 }

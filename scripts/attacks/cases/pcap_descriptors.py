@@ -63,6 +63,10 @@ def real_test(base, ports, label):
     elapsed = time.time() - start
     suite.expect(result.returncode == 0, "real test %s (own --pcap server): exit %d in %.1f s"
                  % (label, result.returncode, elapsed))
+    if result.returncode != 0:
+        # What the client said, so a failure in CI explains itself.
+        for line in open(base + "/client.log", errors="replace").read().splitlines()[-6:]:
+            print("        client: " + line)
     return elapsed
 
 
