@@ -106,10 +106,10 @@ struct LossTimelineTests {
         #expect(TCPInfoSampler.record(key: record.key, readings: [], recordedAt: Date()) == nil)
     }
 
-    @Test("retransmissions reported as duplicates (D-SACK) are not loss; a late report reduces later stretches")
+    @Test("retransmissions reported as duplicates (D-SACK) are not loss, even when the report comes readings later")
     func duplicatesAreNotLoss() {
         // A timeout resends 8 segments of which 6 had arrived: 2 000 bytes lost, not 8 000. The duplicate reports
-        // arrive in two readings, the second after the next stretch was already charged.
+        // arrive in two readings, the second one reading after the retransmissions.
         let timed: [TCPInfoSampler.Timed] = [
             .init(time: 0.1, reading: Self.reading(sent: 20_000, retransmitted: 0)),
             .init(time: 0.2, reading: Self.reading(sent: 30_000, retransmitted: 8_000, duplicated: 2)),
@@ -121,7 +121,13 @@ struct LossTimelineTests {
         #expect(timed[2].reading.bytesLost == 2_000)
         #expect(Self.reading(sent: 10_000, retransmitted: 1_000, duplicated: 3).bytesLost == 0)
         let samples = TCPInfoSampler.samples(timed)
-        #expect(samples.map(\.bytesLost) == [0, 6_000, 0, 0, 4_000])
+        #expect(samples.map(\.bytesLost) == [0, 2_000, 0, 3_000, 5_000])
+        // Duplicates reported after the last loss: the retransmissions' stretch is not charged for them.
+        let quiet: [TCPInfoSampler.Timed] = [
+            .init(time: 0.1, reading: Self.reading(sent: 20_000, retransmitted: 5_000)),
+            .init(time: 0.2, reading: Self.reading(sent: 30_000, retransmitted: 5_000, duplicated: 5)),
+        ]
+        #expect(TCPInfoSampler.samples(quiet).map(\.bytesLost) == [0, 0])
         // Over the whole replay: 10 000 bytes lost of 60 000 sent, 16 000 retransmitted less 6 000 duplicated.
         #expect(samples.reduce(0) { $0 + $1.bytesLost } == 10_000)
     }

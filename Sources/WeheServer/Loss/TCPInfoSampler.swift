@@ -106,19 +106,25 @@ final class TCPInfoSampler: Sendable {
     /// Counters that go backwards (never expected) are treated as unchanged.
     ///
     /// A stretch's loss is its growth of `bytesLost` (retransmitted bytes less those reported as duplicates). The
-    /// duplicate report comes a round trip after the retransmission, so the net count can fall; a fall is taken
-    /// from the stretches that follow, never from one already charged, and a stretch is charged at most what it sent.
+    /// duplicate report comes a round trip after the retransmission (longer than a sampling period on most paths),
+    /// so the net count can fall. The timeline is computed once all readings are in, so each reading's loss is the
+    /// least any later reading reports: a retransmission later reported as a duplicate is never charged, and the
+    /// total is the last reading's net count. A stretch is charged at most what it sent; the rest goes to the next.
     static func samples(_ readings: [Timed]) -> [ReplayLossRecord.Sample] {
+        var settled = readings.map(\.reading.bytesLost)
+        for index in settled.indices.reversed().dropFirst() {
+            settled[index] = min(settled[index], settled[index + 1])
+        }
         var samples: [ReplayLossRecord.Sample] = []
         var sent: UInt64 = 0
         var charged: UInt64 = 0
         var lastTime = 0.0
-        for timed in readings {
+        for (index, timed) in readings.enumerated() {
             let newSent = max(sent, timed.reading.bytesSent)
             let time = max(lastTime, timed.time)
             if newSent > sent {
                 let sentDelta = newSent - sent
-                let lost = timed.reading.bytesLost
+                let lost = settled[index]
                 let lostDelta = lost > charged ? min(lost - charged, sentDelta) : 0
                 samples.append(.init(time: time, bytesSent: Double(sentDelta), bytesLost: Double(lostDelta)))
                 charged += lostDelta
