@@ -61,6 +61,9 @@ package struct ReplayServerConfiguration: Sendable {
         /// Longest time from the port map to the client's `DONE` (the replay itself: at most 45 s of traffic, plus
         /// the client's waits).
         package var replayPhaseTimeout: Duration = .seconds(100)
+        /// After `DONE`, how long a replay that does not yet count as run (`ReplayProgress`) is given for its last
+        /// datagrams and requests to be counted before its samples are refused: a busy listener reads them late.
+        package var lateReplayTrafficGrace: Duration = .seconds(2)
         /// Analyzer and dashboard connections: time from accept to the first byte (TLS handshake or request).
         package var httpFirstByteTimeout: Duration = .seconds(5)
         /// Analyzer and dashboard connections: time to receive a whole request (head and body), from accept or from

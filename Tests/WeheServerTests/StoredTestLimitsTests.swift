@@ -92,6 +92,26 @@ struct StoredTestLimitsTests {
         }
     }
 
+    @Test("a UDP client's datagrams count for its replay after the server's stream ended, up to its DONE")
+    func udpDatagramsAfterTheServersStream() async throws {
+        let trace = try SideChannelTests.fixture("TinyCall_11212026.pcap_client_all.json")
+        try await ServerHarness.run { server in
+            // The first datagram opens the flow; the other 51 (2 942 of the 3 000 client bytes) are sent after the
+            // server's stream is DONE. 250 samples at 1 ms: more than the grant's allowance, so the server stores
+            // them only for a replay that ran, which this one did (the requirement: 1 500 client bytes).
+            var client = ScriptedClient(userID: "@udplate01")
+            client.udpSendsAfterServerDone = true
+            let count = 250
+            let rates = (0..<count).map { _ in "1.5" }.joined(separator: ",")
+            let times = (1...count).map { String(Double($0) * 0.001) }.joined(separator: ",")
+            client.samples = "[[\(rates)],[\(times)]]"
+            let outcome = try await client.run(trace, testID: 0, server: server)
+            #expect(outcome.grant.hasPrefix("1;"))
+            #expect(outcome.okAfterSamples == "OK")
+            #expect(try await server.store.test(TestKey(userID: "@udplate01", historyCount: 1)) != nil)
+        }
+    }
+
     @Test("a network's stored-replay quota refuses the next test with the reason; another network goes on")
     func quotaPerNetwork() async throws {
         let trace = try Self.tinyWeb()

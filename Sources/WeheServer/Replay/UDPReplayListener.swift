@@ -46,11 +46,13 @@ struct UDPReplayListener {
                     let opened = session.replay.udpFlow(opening: payload, serverPort: recordedPort)
                     session.recordTraffic(clientBytes: payload.count, active: true)
                     active.insert(source, session)
+                    // The source stays the session's until the session ends, not until the server's stream does:
+                    // the client may send for longer than the server streams, and a loaded listener reads datagrams
+                    // late. Either way the client's datagrams are the replay's and count for it.
                     group.addTask {
                         await stream(
                             session, flowIndex: index, opened: opened, to: address, outbound: outbound,
                             logger: streamLogger)
-                        active.remove(source)
                     }
                 }
             }
@@ -143,12 +145,28 @@ struct UDPReplayListener {
     }
 }
 
-/// The client addresses whose UDP stream is running on one listener, with their sessions (a running flow's later
-/// datagrams count as the client's replay traffic).
+/// The client sources (address and port) that started a flow on one listener, with their sessions, until the
+/// session ends: a flow's later datagrams count as the client's replay traffic. An ended session's sources are
+/// forgotten on the next lookup or start, so the map holds at most the running sessions' flows and those that ended
+/// since the last datagram.
 private final class ActiveFlows: Sendable {
     private let sources = Mutex([String: Session]())
 
-    func session(for source: String) -> Session? { sources.withLock { $0[source] } }
-    func insert(_ source: String, _ session: Session) { sources.withLock { $0[source] = session } }
-    func remove(_ source: String) { sources.withLock { _ = $0.removeValue(forKey: source) } }
+    func session(for source: String) -> Session? {
+        sources.withLock { sources in
+            guard let session = sources[source] else { return nil }
+            guard !session.ended else {
+                sources[source] = nil
+                return nil
+            }
+            return session
+        }
+    }
+
+    func insert(_ source: String, _ session: Session) {
+        sources.withLock { sources in
+            sources = sources.filter { !$0.value.ended }
+            sources[source] = session
+        }
+    }
 }

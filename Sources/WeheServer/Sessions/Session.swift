@@ -32,6 +32,7 @@ package final class Session: Sendable {
         var tcpClaimed = false
         var udpFlowsStarted: [String] = []
         var closeReason: String?
+        var ended = false
         var clientBytes = 0
         var serverBytes = 0
         var firstActive: ContinuousClock.Instant?
@@ -90,6 +91,29 @@ package final class Session: Sendable {
             if state.firstActive == nil { state.firstActive = instant }
             if state.lastActive.map({ $0 < instant }) ?? true { state.lastActive = instant }
         }
+    }
+
+    /// Marks the session ended (its side channel is gone): replay listeners stop counting traffic for it.
+    package func markEnded() { state.withLock { $0.ended = true } }
+
+    /// Whether the session ended (`markEnded()`).
+    package var ended: Bool { state.withLock { $0.ended } }
+
+    /// Waits until the replay's progress meets `requirement` or `grace` has passed, and returns the progress then.
+    ///
+    /// The client sends DONE on the side channel after its last datagram or request; a busy replay listener may
+    /// read those from its socket a moment after the side channel read DONE, so a replay that ran must not be judged
+    /// on a count that is still catching up. Bounded: a replay that did not run costs its side channel `grace`.
+    package func progress(meeting requirement: ReplayProgress.Requirement, within grace: Duration) async
+        -> ReplayProgress
+    {
+        let deadline = ContinuousClock.now + grace
+        var current = progress
+        while !current.meets(requirement), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+            current = progress
+        }
+        return current
     }
 
     /// What the server saw of the replay so far.

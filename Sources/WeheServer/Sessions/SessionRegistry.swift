@@ -156,6 +156,7 @@ package actor SessionRegistry {
 
     /// Removes a session (its side channel ended). Safe to call twice.
     package func remove(_ session: Session) {
+        session.markEnded()
         guard all.removeValue(forKey: session.id) != nil else { return }
         if let network = networkOf.removeValue(forKey: session.id) {
             let left = byNetwork[network, default: 1] - 1

@@ -302,7 +302,10 @@ struct SideChannelHandler {
         if samples.count > SampleBound.floor(sampleCount: context.configuration.sampleCount),
             !progress.meets(requirement)
         {
-            try await refuseSamples(progress.shortfall(of: requirement), notifier: notifier)
+            let late = await session.progress(meeting: requirement, within: limits.lateReplayTrafficGrace)
+            if !late.meets(requirement) {
+                try await refuseSamples(late.shortfall(of: requirement), notifier: notifier)
+            }
         }
         // No more samples than the replay could have produced: the analysis reads every one.
         do {

@@ -30,6 +30,9 @@ struct ScriptedClient {
     /// When set, the replay connection uses a small receive buffer and waits this long after each request
     /// before reading (a reader slower than the server's writes, as on a throttled path).
     var slowReader: Duration?
+    /// When set, a UDP replay sends only its first datagram until the server's stream is DONE, then the rest (a
+    /// client whose sending outlasts the server's stream, or whose datagrams a loaded server reads late).
+    var udpSendsAfterServerDone = false
 
     /// Runs one replay of `trace` with `testID`; stops after the grant when refused.
     func run(
@@ -58,7 +61,8 @@ struct ScriptedClient {
                 outcome.responseBytes = try await Self.replayTCP(
                     trace, port: endpoint.port, host: host, source: source, slowReader: slowReader)
             } else {
-                outcome.received = try await Self.replayUDP(trace, port: endpoint.port, source: source, peer: &peer)
+                outcome.received = try await Self.replayUDP(
+                    trace, port: endpoint.port, source: source, peer: &peer, holdBack: udpSendsAfterServerDone)
                 outcome.datagrams = outcome.received.count
             }
             try await peer.send("DONE;\(doneSeconds)")
@@ -97,9 +101,9 @@ struct ScriptedClient {
     }
 
     /// Sends the trace's datagrams (no timing) and collects datagrams until the side channel reports DONE.
-    static func replayUDP(_ trace: ReplayTrace, port: Int, source: String?, peer: inout FramedPeer) async throws
-        -> [UInt32]
-    {
+    static func replayUDP(
+        _ trace: ReplayTrace, port: Int, source: String?, peer: inout FramedPeer, holdBack: Bool = false
+    ) async throws -> [UInt32] {
         let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(host: source ?? "127.0.0.1", port: 0) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -124,7 +128,8 @@ struct ScriptedClient {
                     }
                     return digests
                 }
-                for packet in trace.packets {
+                let sentFirst = holdBack ? 1 : trace.packets.count
+                for packet in trace.packets.prefix(sentFirst) {
                     try await outbound.write(
                         AddressedEnvelope(remoteAddress: target, data: ByteBuffer(bytes: packet.payload)))
                 }
@@ -132,6 +137,10 @@ struct ScriptedClient {
                 while !peer.notifications.contains(where: { $0.hasPrefix("DONE;") }) {
                     guard let text = try await peer.receive() else { break }
                     peer.notifications.append(text)
+                }
+                for packet in trace.packets.dropFirst(sentFirst) {
+                    try await outbound.write(
+                        AddressedEnvelope(remoteAddress: target, data: ByteBuffer(bytes: packet.payload)))
                 }
                 // Datagrams still in flight or in the channel's buffer when DONE arrived are given up to 5 s (a loaded
                 // machine may take that long to deliver them); then the channel is closed and the count is final.
