@@ -177,6 +177,8 @@ public enum BettingTest {
         public let bets: [Double]
         /// `Σᵢ ln(1 + λₖ·σ·xᵢ)` per bet.
         private var logs: [Double]
+        /// The rounds bet on so far.
+        public private(set) var count = 0
 
         /// A wealth of 1 before any round. Unchecked: `bets` in [0, 1), `scale` > 0 (see `logWealth`).
         public init(shift: Double, scale: Double, side: Side, bets: [Double] = BettingTest.bets()) {
@@ -191,6 +193,21 @@ public enum BettingTest {
         public mutating func add(_ difference: Double) {
             let x = (side == .greater ? 1 : -1) * clipped(difference, shift: shift, scale: scale)
             for index in logs.indices { logs[index] += log1p(bets[index] * x) }
+            count += 1
+        }
+
+        /// A forecast, not a test: the log mixture wealth after `more` rounds in which every constant bet keeps
+        /// the average growth per round it had so far (`ln((1/K)·Σₖ exp(Lₖ·(n + more)/n))`, Lₖ its log product over
+        /// the n rounds). A bet that has lost keeps losing, one that has won keeps winning at its rate, so the
+        /// forecast reaches a threshold only when some constant bet has grown on the rounds so far.
+        public func projectedLogWealth(afterMore more: Int) -> Double {
+            guard count > 0, more > 0 else { return logWealth }
+            let factor = Double(count + max(0, more)) / Double(count)
+            let projected = logs.map { $0 * factor }
+            guard let largest = projected.max(), largest > -.infinity else { return -.infinity }
+            var sum = 0.0
+            for value in projected { sum += exp(value - largest) }
+            return largest + log(sum / Double(projected.count))
         }
 
         /// The natural logarithm of the mixture wealth (0 before any round).

@@ -1,10 +1,11 @@
 import Synchronization
 import Testing
-import WeheClient
 import WeheCore
 import WeheStore
 import WeheTestKit
 import WeheWire
+
+@testable import WeheClient
 
 @Suite("The adaptive verdict's rounds on the wire (scripted loopback server)", .serialized)
 struct AdaptiveClientTests {
@@ -74,6 +75,33 @@ struct AdaptiveClientTests {
         #expect(plan.publishedBytes == 2 * replay)
         #expect(plan.maximumBytes == 2 * plan.publishedBytes)
         #expect(plan.costText.contains("at most"))
+    }
+
+    @Test("a short UDP round lasts until the trace's datagrams reach a twentieth of their bytes, 1 s at least")
+    func udpRound() throws {
+        let pair = CSPair(clientAddress: "10.0.0.1", clientPort: 40000, serverAddress: "10.0.0.2", serverPort: 3478)
+        func trace(_ datagrams: [(time: Double, bytes: Int)]) -> ReplayTrace {
+            ReplayTrace(
+                packets: datagrams.map {
+                    ReplayPacket(
+                        csPair: pair, payload: Array(repeating: 7, count: $0.bytes), timestamp: $0.time,
+                        kind: .udp(end: false))
+                }, udpClientPorts: ["40000"], tcpCSPairs: [], name: "call")
+        }
+        // A call's opening: 112 bytes at 0 s, silence until 2 s, then 1 000 bytes every 0.1 s until 15 s (131 000
+        // bytes): a twentieth (6 555 bytes) is reached at 2.6 s, which is the round, not 1 s.
+        var call: [(time: Double, bytes: Int)] = [(0, 112)]
+        for step in 0..<131 { call.append((2 + Double(step) * 0.1, 1_000)) }
+        let round = AdaptivePlan.shortUDPRound(trace(call), replaySeconds: 15)
+        #expect(abs(round.seconds - 2.6) < 1e-9)
+        #expect(abs(round.fraction - Double(112 + 7 * 1_000) / Double(112 + 131_000)) < 1e-12)
+        // An even stream of 20 s: a twentieth of the time and of the bytes agree (1 s).
+        let even = (0..<200).map { (time: Double($0) * 0.1, bytes: 500) }
+        let evenRound = AdaptivePlan.shortUDPRound(trace(even), replaySeconds: 20)
+        #expect(abs(evenRound.seconds - 1.0) < 0.11)
+        // Never shorter than 1 s, never longer than the replay.
+        #expect(AdaptivePlan.shortUDPRound(trace([(0, 100), (0.2, 100)]), replaySeconds: 3).seconds == 1)
+        #expect(AdaptivePlan.shortUDPRound(trace([(0, 10), (30, 1_000)]), replaySeconds: 20).seconds == 20)
     }
 
     @Test("a prefix keeps the opening bytes, cuts a large response inside and a small one at its end")

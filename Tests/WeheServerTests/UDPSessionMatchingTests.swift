@@ -79,11 +79,34 @@ struct UDPSessionMatchingTests {
         }
     }
 
+    @Test("a replay the client ended early gets no more of the server's stream")
+    func streamStopsWhenTheSessionEnds() async throws {
+        let trace = try Self.fixture(Self.original)
+        try await ServerHarness.run { server in
+            let socket = try await ClientSocket.open()
+            // The client sends its first datagram and ends the test as soon as the stream started (an adaptive
+            // round's end, or a client's time limit).
+            let start = try await Self.replay(trace, testID: 0, server: server, waitForStream: false) { port in
+                try await socket.send([trace.packets[0].payload], to: port)
+            }
+            #expect(start == socket.port)
+            #expect(try await server.waitForSessions(atMost: 0))
+            let atEnd = socket.received
+            // The recorded stream lasts 1.2 s: had it gone on, all of it would have arrived by now.
+            try await Task.sleep(for: .seconds(2))
+            #expect(socket.received <= atEnd + 1, "\(socket.received - atEnd) datagrams after the session ended")
+            // The server streams as many datagrams as the client's trace holds (52, over 1.2 s).
+            #expect(socket.received < trace.packets.count)
+            await socket.close()
+        }
+    }
+
     /// Runs one UDP replay's side channel: admission, port map, sender count; `send` sends the datagrams to the
-    /// replay's listening port; then waits for the stream's `DONE` and ends the test. Returns the client port the
-    /// server announced in `STARTED` (nil when no stream started).
+    /// replay's listening port; then waits for the stream's `DONE` (or with `waitForStream` false only for its
+    /// `STARTED`) and ends the test. Returns the client port the server announced in `STARTED` (nil when no stream
+    /// started).
     static func replay(
-        _ trace: ReplayTrace, testID: Int, server: ServerHarness.Running,
+        _ trace: ReplayTrace, testID: Int, server: ServerHarness.Running, waitForStream: Bool = true,
         send: @Sendable (Int) async throws -> Void
     ) async throws -> Int? {
         let connection = try await RawConnection.connect(port: server.ports.sideChannelPlain ?? 0)
@@ -105,7 +128,7 @@ struct UDPSessionMatchingTests {
             var started: Int?
             while let text = try await peer.receive() {
                 if text.hasPrefix("STARTED;") { started = Int(text.dropFirst("STARTED;".count)) }
-                if text.hasPrefix("DONE;") { break }
+                if text.hasPrefix("DONE;") || (!waitForStream && started != nil) { break }
             }
             try await peer.send("DONE;1.25")
             try await peer.send("[[1.5,2.5,3.5,4.0],[0.1,0.2,0.3,0.4]]")

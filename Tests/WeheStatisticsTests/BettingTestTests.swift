@@ -114,4 +114,21 @@ import WeheStatistics
         #expect(throws: StatisticsError.self) { try BettingTest.confidenceInterval([0.1], alpha: 1, scale: 0.1) }
         #expect((try? BettingTest.logWealth([], scale: 0.1, side: .greater)) == 0)
     }
+
+    /// The forecast keeps each constant bet's average growth: for rounds that repeat one value it is exactly the
+    /// wealth after that many more such rounds; for alternating values every bet's product shrinks or stays, so the
+    /// forecast never passes the wealth it has.
+    @Test func projectionOfConstantBets() throws {
+        var wealth = BettingTest.Wealth(shift: 0, scale: 0.1, side: .less)
+        for _ in 0..<5 { wealth.add(-0.03) }
+        #expect(wealth.count == 5)
+        let projected = wealth.projectedLogWealth(afterMore: 7)
+        let exact = try BettingTest.logWealth([Double](repeating: -0.03, count: 12), scale: 0.1, side: .less)
+        #expect(abs(projected - exact) < 1e-12)
+        #expect(wealth.projectedLogWealth(afterMore: 0) == wealth.logWealth)
+        var mixed = BettingTest.Wealth(shift: 0, scale: 0.1, side: .less)
+        for index in 0..<10 { mixed.add(index % 2 == 0 ? 0.5 : -0.5) }
+        #expect(mixed.projectedLogWealth(afterMore: 100) <= mixed.logWealth)
+        #expect(BettingTest.Wealth(shift: 0, scale: 0.1, side: .less).projectedLogWealth(afterMore: 3) == 0)
+    }
 }

@@ -236,6 +236,44 @@ public struct AdaptiveAnalysis: Sendable {
             return next.stop().reason == .equivalence
         }
 
+        /// A forecast of how many more rounds like the ones so far the rule needs to decide: the fewest `m` ≤
+        /// `limit` after which, if every constant bet kept its average growth per round
+        /// (`BettingTest.Wealth.projectedLogWealth`), a differentiation wealth would pass 2/α or both margin
+        /// wealths 2/α of the equivalence level; `nil` when no `m` up to `limit` does (or the rule has stopped).
+        ///
+        /// Not a test and not part of the rule: the client asks it before spending past one published test's
+        /// bytes, to stop instead of paying for rounds that are unlikely to buy a verdict (a path whose cross
+        /// traffic moves every round). Stopping there is safe for the error bounds, which hold whenever the client
+        /// stops; what it costs is the verdicts that would have come later against the forecast.
+        public func forecastRoundsToDecide(within limit: Int) -> Int? {
+            guard stop().reason == nil, limit > 0, !differences.isEmpty else { return nil }
+            let threshold = log(2 / rule.alpha)
+            let equivalenceThreshold = log(2 / rule.equivalenceAlpha)
+            for more in 1...limit {
+                if throttled.projectedLogWealth(afterMore: more) >= threshold
+                    || prioritized.projectedLogWealth(afterMore: more) >= threshold
+                {
+                    return more
+                }
+                if aboveLowerMargin.projectedLogWealth(afterMore: more) >= equivalenceThreshold
+                    && belowUpperMargin.projectedLogWealth(afterMore: more) >= equivalenceThreshold
+                {
+                    return more
+                }
+            }
+            return nil
+        }
+
+        /// The rounds' spread: the standard deviation of the log ratios, as a percentage of the control's rate (for
+        /// the note of a run stopped by the forecast). 0 before two rounds.
+        public var roundSpreadPercent: Int {
+            guard differences.count >= 2 else { return 0 }
+            let mean = differences.reduce(0, +) / Double(differences.count)
+            let variance =
+                differences.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(differences.count - 1)
+            return Int(((exp(variance.squareRoot()) - 1) * 100).rounded())
+        }
+
         /// The stop, its verdict and note, from the four wealths (no interval: O(K)).
         public func stop(elapsedSeconds: Double? = nil) -> (
             reason: AdaptiveStopReason?, verdict: Verdict, direction: DifferentiationDirection?, note: String?

@@ -11,7 +11,10 @@ import WeheReplay
 /// 3 MB get a twelfth (at least 64 kB) instead of 250 kB: with 250 kB rounds, the eight rounds of an equivalence
 /// and the floor round (the whole trace) would not fit under the cap, and every run on a calm path would end
 /// inconclusive. UDP rounds are cut in time (the server sends its datagrams on its own schedule; the client ends the
-/// replay at the round's deadline): a twentieth of the replay's time, at least 1 s. Twenty short rounds move the
+/// replay at the round's deadline): the recorded time by which the client's datagrams reach a twentieth of their
+/// bytes, at least a twentieth of the replay's time and 1 s. A call opens with a few datagrams and seconds of near
+/// silence (Skype: 112 bytes in its first second, then nothing until 2 s): rounds of the first second carried only
+/// those and measured nothing of the call. Twenty short rounds move the
 /// bytes of one published test; the rule cannot stop for differentiation before 11 rounds at α = 0.01 (all of them
 /// clearly one way), so a clear throttle costs about half a published test.
 ///
@@ -103,11 +106,10 @@ public struct AdaptivePlan: Sendable {
         publishedBytes = 2 * replayBytes
         publishedSeconds = 2 * replaySeconds
         if isUDP {
-            let short = min(
-                replaySeconds, max(Self.shortestRoundSeconds, replaySeconds / Double(Self.shortRoundsPerTest)))
-            shortRound = .seconds(short)
+            let short = Self.shortUDPRound(original, replaySeconds: replaySeconds)
+            shortRound = .seconds(short.seconds)
             floorRound = .seconds(replaySeconds)
-            shortRoundBytes = Int(Double(2 * replayBytes) * short / replaySeconds)
+            shortRoundBytes = Int((Double(2 * replayBytes) * short.fraction).rounded(.up))
             floorRoundBytes = 2 * replayBytes
         } else {
             let short = Self.shortRoundBytes(replayBytes: replayBytes)
@@ -124,6 +126,32 @@ public struct AdaptivePlan: Sendable {
             minimumBytesPerFlow: 0, maximumRounds: 60,
             maximumBytes: 2 * publishedBytes,
             timeLimitSeconds: 2 * publishedSeconds + 60, equivalenceLowestBet: Self.equivalenceLowestBet)
+    }
+
+    /// A short UDP round's length: the recorded time (from the first datagram) by which the trace's datagrams reach
+    /// a twentieth of their bytes, at least a twentieth of `replaySeconds` and `shortestRoundSeconds`, at most
+    /// `replaySeconds`; with the fraction of the trace's bytes sent by then.
+    static func shortUDPRound(_ trace: ReplayTrace, replaySeconds: Double) -> (seconds: Double, fraction: Double) {
+        let packets = trace.packets.sorted { $0.timestamp < $1.timestamp }
+        let total = packets.reduce(0) { $0 + $1.payload.count }
+        let start = packets.first?.timestamp ?? 0
+        var reached = 0.0
+        if total > 0 {
+            var sent = 0
+            for packet in packets {
+                sent += packet.payload.count
+                if sent * shortRoundsPerTest >= total {
+                    reached = packet.timestamp - start
+                    break
+                }
+            }
+        }
+        let seconds = min(
+            replaySeconds,
+            max(shortestRoundSeconds, replaySeconds / Double(shortRoundsPerTest), reached.isFinite ? reached : 0))
+        guard total > 0 else { return (seconds, min(1, seconds / max(replaySeconds, 1e-9))) }
+        let within = packets.reduce(0) { $0 + ($1.timestamp - start <= seconds ? $1.payload.count : 0) }
+        return (seconds, Double(within) / Double(total))
     }
 
     /// One replay's bytes in a short TCP round: a twentieth of the trace, at least 250 kB, or for traces under

@@ -51,9 +51,14 @@ extension ReplayClient {
         var lastRefusal: String?
         // The long round's difference from its control, when past twice the margin (see below).
         var longRoundDifference: (percent: Int, slower: Bool)?
+        // The short rounds' bytes, for what one more costs on this path (the long round would inflate the average).
+        var shortRoundsMoved = 0
+        var shortRounds = 0
         while stop == nil {
             // The rule would conclude "no differentiation": not before a round has carried the floor of bytes.
             var cut = plan.shortRound
+            // The next round is the long one because the rounds so far say it may well conclude.
+            var concludingLongRound = false
             let pending = monitor.stop(elapsedSeconds: started.duration(to: clock.now).inSeconds)
             if pending.reason == .equivalence {
                 if floorDone, let longRound = longRoundDifference {
@@ -80,6 +85,7 @@ extension ReplayClient {
                     break
                 }
                 cut = plan.floorRound
+                concludingLongRound = true
             } else if let reason = pending.reason {
                 stop = reason
                 note = pending.note
@@ -91,6 +97,7 @@ extension ReplayClient {
                 // anyway: the long round is that round, instead of one more short round before it. When it does not
                 // agree closely enough, short rounds follow until the rule decides.
                 cut = plan.floorRound
+                concludingLongRound = true
             } else if !floorDone, round > 0,
                 moved + max(plan.shortRoundBytes, moved / round) + plan.floorRoundBytes > plan.maximumBytes,
                 moved + plan.floorRoundBytes <= plan.maximumBytes
@@ -106,6 +113,28 @@ extension ReplayClient {
             let expected = max(
                 cut == plan.floorRound ? plan.floorRoundBytes : plan.shortRoundBytes,
                 round > 0 ? moved / round : 0)
+            // One published test's bytes is what a user expects a test to cost: past it, a round is started only
+            // when the rounds so far forecast a verdict within the cap (`forecastRoundsToDecide`). On a path whose
+            // cross traffic moves every round by tens of percent the rule would otherwise spend up to the cap and
+            // end inconclusive all the same. Any stop keeps the rule's error bounds.
+            if shortRounds >= Self.fewestRoundsBeforeForecast, !concludingLongRound,
+                moved + expected > plan.publishedBytes
+            {
+                let perRound = max(plan.shortRoundBytes, shortRoundsMoved / max(1, shortRounds))
+                let room = plan.maximumBytes - moved - (floorDone ? 0 : plan.floorRoundBytes)
+                let affordable = max(0, room) / max(1, perRound) + (floorDone ? 0 : 1)
+                if monitor.forecastRoundsToDecide(within: Self.forecastHorizonFactor * affordable) == nil {
+                    stop = .noisyPath
+                    note =
+                        "stopped at \(AdaptivePlan.megabytes(moved)), before passing the published test's "
+                        + "\(AdaptivePlan.megabytes(plan.publishedBytes)): the app's rate against its control's varied by "
+                        + "about ±\(monitor.roundSpreadPercent) % from round to round (cross traffic or a busy path), "
+                        + "and at that rate no verdict is in sight within the cap of "
+                        + "\(AdaptivePlan.megabytes(plan.maximumBytes)); a test when the line is quieter may decide"
+                        + (pending.note.map { " (\($0))" } ?? "")
+                    break
+                }
+            }
             if round > 0, moved + expected > plan.maximumBytes {
                 stop = .budget
                 note =
@@ -147,6 +176,10 @@ extension ReplayClient {
             received += original.bytesReceived + control.bytesReceived
             let roundBytes = original.bytesSent + original.bytesReceived + control.bytesSent + control.bytesReceived
             moved += roundBytes
+            if cut != plan.floorRound || plan.shortRound == plan.floorRound {
+                shortRoundsMoved += roundBytes
+                shortRounds += 1
+            }
             cutShort += [original, control].filter(\.reachedDeadline).count
             if largest.map({ $0.original.bytesReceived + $0.control.bytesReceived }) ?? -1
                 < original.bytesReceived + control.bytesReceived
@@ -183,7 +216,7 @@ extension ReplayClient {
                 case .equivalence? where floorDone: "the evidence suffices: no differentiation"
                 case .equivalence?:
                     "the slowdown is small after short rounds; one long round to rule out a late throttle"
-                case .budget?, .timeLimit?, .longRoundDiffers?: now.note ?? "the cap is reached"
+                case .budget?, .timeLimit?, .longRoundDiffers?, .noisyPath?: now.note ?? "the cap is reached"
                 case nil: now.note ?? "another round"
                 }
             let decisionSoFar = monitor.decision(elapsedSeconds: started.duration(to: clock.now).inSeconds)
@@ -203,7 +236,7 @@ extension ReplayClient {
             switch stop {
             case .differentiation?: .differentiation
             case .equivalence?: .noDifferentiation
-            case .budget?, .timeLimit?, .longRoundDiffers?, nil: .inconclusive
+            case .budget?, .timeLimit?, .longRoundDiffers?, .noisyPath?, nil: .inconclusive
             }
         var sensitive = SensitiveSummary(
             verdict: verdict,
@@ -251,6 +284,16 @@ extension ReplayClient {
         onEvent(.testFinished(result))
         return result
     }
+
+    /// The short rounds a run has before the forecast may stop it: a forecast from fewer says little.
+    static let fewestRoundsBeforeForecast = 4
+    /// How far the forecast looks, in multiples of the rounds the cap leaves. A forecast from the average growth
+    /// of some twenty noisy rounds is pessimistic: in simulation (`AdaptiveAnalysisTests.
+    /// forecastStopsNoisyRunsAtOnePublishedTest`) a horizon of exactly the rounds left lost up to 40 % of the
+    /// detections a run to the cap would make under cross traffic, twice them up to 16 %, four times them at most
+    /// 5.5 %, while still stopping at one published test's bytes every unthrottled run that would end at the cap
+    /// under heavy cross traffic.
+    static let forecastHorizonFactor = 4
 
     /// One round: both replays cut as `cut`, in an order drawn by a fair coin.
     private func adaptiveRound(

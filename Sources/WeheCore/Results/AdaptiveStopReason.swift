@@ -12,4 +12,8 @@ public enum AdaptiveStopReason: String, Sendable, Hashable, Codable, CaseIterabl
     /// priority) that starts later in a flow, which short rounds cannot see and one long round cannot test. The
     /// verdict is inconclusive rather than a "no differentiation" the short rounds alone would have given.
     case longRoundDiffers = "long-round-differs"
+    /// Before spending more than one published test's bytes, the rounds so far varied so much that no verdict was
+    /// forecast within the cap (cross traffic or a busy path moving each round): the run stops, inconclusive,
+    /// rather than pay up to twice the bytes for rounds unlikely to decide.
+    case noisyPath = "noisy-path"
 }

@@ -118,6 +118,9 @@ struct UDPReplayListener {
                 let due = start + .seconds(datagram.offset)
                 if start.duration(to: due) > limit { break }
                 if due > .now { try await Task.sleep(until: due, clock: .continuous) }
+                // A client that ended its replay early (its time limit, an adaptive verdict's short round) and closed
+                // its side channel gets no more of the stream: nobody reads it, and the next replay shares the path.
+                if session.ended { break }
                 let sentAt = start.duration(to: .now)
                 try await outbound.write(
                     AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: datagram.payload)))
