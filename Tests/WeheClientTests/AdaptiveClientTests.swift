@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Testing
 import WeheCore
@@ -75,6 +76,22 @@ struct AdaptiveClientTests {
         #expect(plan.publishedBytes == 2 * replay)
         #expect(plan.maximumBytes == 2 * plan.publishedBytes)
         #expect(plan.costText.contains("at most"))
+    }
+
+    @Test("the result schema (Docs/result.schema.json) lists every reason an adaptive test can stop for")
+    func schemaListsEveryStopReason() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: TestResources.packageRoot + "/Docs/result.schema.json"))
+        func find(_ value: Any) -> [String]? {
+            if let object = value as? [String: Any] {
+                if let stop = object["stopReason"] as? [String: Any], let values = stop["enum"] as? [Any] {
+                    return values.compactMap { $0 as? String }
+                }
+                for child in object.values { if let found = find(child) { return found } }
+            }
+            return nil
+        }
+        let listed = try #require(find(try JSONSerialization.jsonObject(with: data)))
+        #expect(Set(listed) == Set(AdaptiveStopReason.allCases.map(\.rawValue)))
     }
 
     @Test("a short UDP round lasts until the trace's datagrams reach a twentieth of their bytes, 1 s at least")
