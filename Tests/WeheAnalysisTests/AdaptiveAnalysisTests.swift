@@ -281,6 +281,13 @@ import WeheStatistics
 
     static let simulationRule = AdaptiveAnalysis(minimumBytesPerFlow: 1_000_000, maximumRounds: 60)
 
+    /// The client's rule (`AdaptivePlan`: clipping at 5 %, equivalence at 0.05 with stakes from 0.5) in simulation.
+    static func clientRule(maximumRounds: Int) -> AdaptiveAnalysis {
+        AdaptiveAnalysis(
+            equivalenceAlpha: 0.05, clipScale: 0.05, minimumBytesPerFlow: 1_000_000, maximumRounds: maximumRounds,
+            equivalenceLowestBet: 0.5)
+    }
+
     /// False positives under optional stopping: 4 000 unthrottled runs per path and cross-traffic pattern, each
     /// looking after every round up to 60 rounds. Differentiation at most 1 % of the runs (by construction at most
     /// α = 1 %: Ville's inequality). Printed: the stops, and the median rounds of the equivalence stops. Seeded.
@@ -384,9 +391,7 @@ import WeheStatistics
             "CPU-heavy simulations: CI runs them alone after the suite (WEHE_SIMULATIONS=1), so they do not starve timed tests"
         ))
     func clientRuleUnthrottled() async {
-        let rule = AdaptiveAnalysis(
-            equivalenceAlpha: 0.05, clipScale: 0.05, minimumBytesPerFlow: 1_000_000, maximumRounds: 60,
-            equivalenceLowestBet: 0.5)
+        let rule = Self.clientRule(maximumRounds: 60)
         var generator = SeededGenerator(seed: 5900)
         let trials = 1000
         for path in [Path.calm, Path.volatile] {
@@ -427,9 +432,7 @@ import WeheStatistics
             "CPU-heavy simulations: CI runs them alone after the suite (WEHE_SIMULATIONS=1), so they do not starve timed tests"
         ))
     func forecastStopsNoisyRunsAtOnePublishedTest() async {
-        let rule = AdaptiveAnalysis(
-            equivalenceAlpha: 0.05, clipScale: 0.05, minimumBytesPerFlow: 1_000_000, maximumRounds: 40,
-            equivalenceLowestBet: 0.5)
+        let rule = Self.clientRule(maximumRounds: 40)
         let published = 20
         /// The run as the client makes it: before each round past the published test's cost, the forecast decides.
         func withForecast(_ full: AdaptiveAnalysis.Monitor) -> (stop: AdaptiveStopReason?, rounds: Int) {
@@ -515,9 +518,7 @@ import WeheStatistics
             var clientFound = 0
             for trial in 0..<trials {
                 if trial % 50 == 0 { await Task.yield() }
-                let rule = AdaptiveAnalysis(
-                    equivalenceAlpha: 0.05, clipScale: 0.05, minimumBytesPerFlow: 1_000_000, maximumRounds: 200,
-                    equivalenceLowestBet: 0.5)
+                let rule = Self.clientRule(maximumRounds: 200)
                 let stop = Self.run(rule, path: path, cross: .none, appFactor: 0.95, generator: &generator).stop()
                 if stop.reason == .equivalence { clientWrong += 1 }
                 if stop.reason == .differentiation { clientFound += 1 }

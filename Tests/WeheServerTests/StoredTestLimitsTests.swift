@@ -74,10 +74,7 @@ struct StoredTestLimitsTests {
         try await ServerHarness.run { server in
             // 300 samples: more than the grant's allowance (2 x 100), which only a replay that ran may store.
             var client = ScriptedClient(userID: "@fakeone01")
-            let count = 300
-            let rates = (0..<count).map { _ in "1.5" }.joined(separator: ",")
-            let times = (1...count).map { String(Double($0) * 0.01) }.joined(separator: ",")
-            client.samples = "[[\(rates)],[\(times)]]"
+            client.samples = ScriptedClient.samples(count: 300, interval: 0.01)
             let outcome = try await client.run(onePacket, testID: 0, server: server)
             #expect(outcome.grant.hasPrefix("1;"))
             #expect(outcome.okAfterSamples != "OK")
@@ -101,10 +98,7 @@ struct StoredTestLimitsTests {
             // them only for a replay that ran, which this one did (the requirement: 1 500 client bytes).
             var client = ScriptedClient(userID: "@udplate01")
             client.udpSendsAfterServerDone = true
-            let count = 250
-            let rates = (0..<count).map { _ in "1.5" }.joined(separator: ",")
-            let times = (1...count).map { String(Double($0) * 0.001) }.joined(separator: ",")
-            client.samples = "[[\(rates)],[\(times)]]"
+            client.samples = ScriptedClient.samples(count: 250, interval: 0.001)
             let outcome = try await client.run(trace, testID: 0, server: server)
             #expect(outcome.grant.hasPrefix("1;"))
             #expect(outcome.okAfterSamples == "OK")

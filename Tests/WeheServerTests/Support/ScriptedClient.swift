@@ -25,6 +25,13 @@ struct ScriptedClient {
     var source: String?
     var tls: NIOSSLContext?
     var samples = "[[1.5,2.5,3.5,4.0],[0.1,0.2,0.3,0.4]]"
+
+    /// A throughput upload of `count` samples of 1.5 Mbit/s, `interval` seconds apart.
+    static func samples(count: Int, interval: Double) -> String {
+        let rates = (0..<count).map { _ in "1.5" }.joined(separator: ",")
+        let times = (1...count).map { String(Double($0) * interval) }.joined(separator: ",")
+        return "[[\(rates)],[\(times)]]"
+    }
     /// The sending phase's duration the client reports (`DONE;<seconds>`).
     var doneSeconds = "1.25"
     /// When set, the replay connection uses a small receive buffer and waits this long after each request
