@@ -126,8 +126,8 @@ extension ReplayClient {
                 if monitor.forecastRoundsToDecide(within: Self.forecastHorizonFactor * affordable) == nil {
                     stop = .noisyPath
                     note =
-                        "stopped at \(AdaptivePlan.megabytes(moved)), before passing the published test's "
-                        + "\(AdaptivePlan.megabytes(plan.publishedBytes)): the app's rate against its control's varied by "
+                        "stopped at \(AdaptivePlan.megabytes(moved)) (the published test moves "
+                        + "\(AdaptivePlan.megabytes(plan.publishedBytes))): the app's rate against its control's varied by "
                         + "about ±\(monitor.roundSpreadPercent) % from round to round (cross traffic or a busy path), "
                         + "and at that rate no verdict is in sight within the cap of "
                         + "\(AdaptivePlan.megabytes(plan.maximumBytes)); a test when the line is quieter may decide"
