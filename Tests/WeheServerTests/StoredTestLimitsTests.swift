@@ -61,6 +61,35 @@ struct StoredTestLimitsTests {
         #expect(session.progress == ReplayProgress(clientBytes: 99, serverBytes: 120_000, activeSeconds: 2))
     }
 
+    @Test("at DONE a replay short of the rule waits for late traffic, up to the grace and no longer")
+    func lateTrafficGrace() async throws {
+        let replay = try Self.loaded("TinyWeb-11212026")
+        let requirement = ReplayProgress.requirement(for: replay)
+        let declaration = try IDDeclaration(parsing: Array("@lategrace1;0;\(replay.name);0;1;False;127.0.0.1;3.3".utf8))
+        let session = Session(
+            id: 1, declaration: declaration, peerAddress: "127.0.0.1", admissionKey: "ip:127.0.0.1", replay: replay,
+            admittedAt: Date(), notifier: SideChannelNotifier(write: { _ in }, close: {}))
+        session.recordTraffic(clientBytes: 98, active: true)
+        // The rest of the replay is counted a moment after DONE (a busy listener): the wait sees it.
+        let late = Task {
+            try await Task.sleep(for: .milliseconds(100))
+            session.recordTraffic(clientBytes: 294, serverBytes: 400_000, active: true)
+        }
+        let caughtUp = await session.progress(meeting: requirement, within: .seconds(10))
+        try await late.value
+        #expect(caughtUp.meets(requirement))
+        // A replay that never catches up is judged once the grace is over, on what it has.
+        let other = Session(
+            id: 2, declaration: declaration, peerAddress: "127.0.0.1", admissionKey: "ip:127.0.0.1", replay: replay,
+            admittedAt: Date(), notifier: SideChannelNotifier(write: { _ in }, close: {}))
+        other.recordTraffic(clientBytes: 10, active: true)
+        let started = ContinuousClock.now
+        let short = await other.progress(meeting: requirement, within: .milliseconds(200))
+        #expect(!short.meets(requirement))
+        #expect(short.clientBytes == 10)
+        #expect(started.duration(to: .now) >= .milliseconds(200))
+    }
+
     // MARK: over the side channel
 
     @Test("a replay connection that got one packet stores no upload larger than a real test's, and no more")
