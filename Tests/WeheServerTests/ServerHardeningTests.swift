@@ -47,10 +47,17 @@ struct ServerHardeningTests {
                 trickle.cancel()
             }
             #expect(start.duration(to: .now) < .seconds(10))
-            // The analyzer still answers a normal request.
-            let answer = try await LocalizationFleetTests.request(
-                port: port, target: "/Results?command=defaultSetting")
-            #expect(answer.status == 200)
+            // The analyzer still answers a normal request. Under a full test run's load the server's loop can take
+            // a new connection later than this test's 2-s request deadline and close it unanswered (seen once in CI:
+            // status 0), so a few fresh connections are tried; a server the trickle had wedged answers none of them.
+            var statuses: [Int] = []
+            for _ in 0..<5 {
+                let answer = try await LocalizationFleetTests.request(
+                    port: port, target: "/Results?command=defaultSetting")
+                statuses.append(answer.status)
+                if answer.status == 200 { break }
+            }
+            #expect(statuses.last == 200, "statuses: \(statuses)")
         }
     }
 
