@@ -1,4 +1,5 @@
 import NIOSSL
+import Synchronization
 import WeheAnalysis
 import WeheCore
 import WeheReplay
@@ -12,6 +13,8 @@ extension ReplayClient {
     ///   - endOfTest: whether this is the last replay of the test on that server (field 6 of the declaration).
     ///   - appDuration: the catalog's duration of the app test, if any (sample interval).
     ///   - tls: the context for the side channel (used only when the configuration asks for TLS there).
+    ///   - publicAddresses: what the server's address discovery answered earlier in this test, per port; the
+    ///     discovery (a connection and a request, two round trips) runs only for a port it has no answer for.
     /// - Returns: the replay's outcome and what else the session saw (the received datagrams of a UDP replay).
     /// - Throws: `ReplayClientError` as `ReplaySession.run` does.
     func replaySession(
@@ -24,13 +27,19 @@ extension ReplayClient {
         tls: NIOSSLContext?,
         deadline: Duration? = nil,
         keepsRefusedSamples: Bool = false,
+        publicAddresses: PublicAddressCache? = nil,
         onProgress: @escaping @Sendable (ReplayProgress) -> Void
     ) async throws(ReplayClientError) -> ReplaySession.Outcome {
         var realIP = "127.0.0.1"
-        if trace.transport == .tcp, discoversAddress(address), let port = trace.flows.first?.serverPort,
-            let ip = try await whatsMyIP(address: address, port: Int(port)), ip != "127.0.0.1"
-        {
-            realIP = ip
+        if trace.transport == .tcp, discoversAddress(address), let port = trace.flows.first?.serverPort {
+            let discovered: String?
+            if let known = publicAddresses?.answer(port: Int(port)) {
+                discovered = known
+            } else {
+                discovered = try await whatsMyIP(address: address, port: Int(port))
+                publicAddresses?.record(discovered, port: Int(port))
+            }
+            if let ip = discovered, ip != "127.0.0.1" { realIP = ip }
         }
         let declaration = IDDeclaration(
             userID: configuration.userID, testID: role.rawValue, replayName: trace.name,
@@ -119,5 +128,26 @@ extension ReplayClient {
                 requestTimeout: configuration.timing.httpRequest),
             host: address, port: configuration.analyzerPort, timing: configuration.timing,
             logger: configuration.logger)
+    }
+}
+
+/// The server's answers to address discovery (`/WHATSMYIPMAN`) within one test, per server port, so that a test of
+/// many replays (the adaptive verdict's rounds: twenty or more) asks once per port instead of once per replay. On a
+/// 150-ms path the two round trips of each discovery were a tenth of a round's time. A failed discovery is kept
+/// too: asking again would cost every later replay the same timeouts. One test's client address does not change
+/// between its rounds; a new test asks again.
+final class PublicAddressCache: Sendable {
+    private let answers = Mutex<[Int: String?]>([:])
+
+    init() {}
+
+    /// The answer recorded for `port`: the address, `.some(nil)` when the discovery failed, `nil` when not asked.
+    func answer(port: Int) -> String?? {
+        answers.withLock { $0[port] }
+    }
+
+    /// Records what the discovery on `port` answered.
+    func record(_ address: String?, port: Int) {
+        answers.withLock { $0[port] = .some(address) }
     }
 }

@@ -64,6 +64,9 @@ package struct ReplayServerConfiguration: Sendable {
         /// After `DONE`, how long a replay that does not yet count as run (`ReplayProgress`) is given for its last
         /// datagrams and requests to be counted before its samples are refused: a busy listener reads them late.
         package var lateReplayTrafficGrace: Duration = .seconds(2)
+        /// Within that grace, how long the replay's count may stand still before it is judged on what it has: a count
+        /// that does not move is not a listener catching up.
+        package var lateReplayTrafficQuiet: Duration = .milliseconds(500)
         /// Analyzer and dashboard connections: time from accept to the first byte (TLS handshake or request).
         package var httpFirstByteTimeout: Duration = .seconds(5)
         /// Analyzer and dashboard connections: time to receive a whole request (head and body), from accept or from

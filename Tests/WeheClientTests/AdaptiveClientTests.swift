@@ -94,6 +94,35 @@ struct AdaptiveClientTests {
         #expect(Set(listed) == Set(AdaptiveStopReason.allCases.map(\.rawValue)))
     }
 
+    @Test("a test's replays ask the server for the client's public address once per port, not once per replay")
+    func addressDiscoveredOncePerTest() async throws {
+        let (server, tests) = try await Harness.start(["tinyweb"])
+        defer { Task { await server.stop() } }
+        var configuration = Harness.configuration(server)
+        configuration.addressDiscovery = .always
+        configuration.timing.addressAttempts = 1
+        let client = ReplayClient(configuration: configuration)
+        let trace = tests[0].original
+        let port = Int(try #require(trace.flows.first?.serverPort))
+        // An answer already in the test's cache is declared as it is: no discovery runs (on loopback it could only
+        // have failed, which declares 127.0.0.1).
+        let known = PublicAddressCache()
+        known.record("198.18.5.9", port: port)
+        _ = try await client.replaySession(
+            trace, role: .original, historyCount: 1, endOfTest: false, appDuration: nil, address: "127.0.0.1",
+            tls: try client.makeTLS(), keepsRefusedSamples: true, publicAddresses: known, onProgress: { _ in })
+        #expect(server.snapshot.declarations.last?.realIP == "198.18.5.9")
+        // A port not asked yet is asked, and what it answered (here most likely nobody listening on the recorded
+        // port: a failure, kept as such) is recorded for the rounds after it and declared.
+        let fresh = PublicAddressCache()
+        #expect(fresh.answer(port: port) == nil)
+        _ = try await client.replaySession(
+            trace, role: .original, historyCount: 2, endOfTest: false, appDuration: nil, address: "127.0.0.1",
+            tls: try client.makeTLS(), keepsRefusedSamples: true, publicAddresses: fresh, onProgress: { _ in })
+        let answer = try #require(fresh.answer(port: port))
+        #expect(server.snapshot.declarations.last?.realIP == (answer ?? "127.0.0.1"))
+    }
+
     @Test("a short UDP round lasts until the trace's datagrams reach a twentieth of their bytes, 1 s at least")
     func udpRound() throws {
         let pair = CSPair(clientAddress: "10.0.0.1", clientPort: 40000, serverAddress: "10.0.0.2", serverPort: 3478)

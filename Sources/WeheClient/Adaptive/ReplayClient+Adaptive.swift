@@ -36,6 +36,8 @@ extension ReplayClient {
         let startedAt = Date()
         let address = try resolveServer()
         let tls = try makeTLS()
+        // Every round's replays declare the same public address: it is discovered once per port for the test.
+        let publicAddresses = PublicAddressCache()
         var monitor = AdaptiveAnalysis.Monitor(plan.rule)
         var floorDone = plan.shortRound == plan.floorRound
         var firstHistoryCount: Int?
@@ -155,7 +157,8 @@ extension ReplayClient {
             let outcomes: [ReplayRole: ReplayOutcome]
             do {
                 let measured = try await adaptiveRound(
-                    test, cut: cut, historyCount: historyCount, address: address, tls: tls, onEvent: onEvent)
+                    test, cut: cut, historyCount: historyCount, address: address, tls: tls,
+                    publicAddresses: publicAddresses, onEvent: onEvent)
                 outcomes = measured.outcomes
                 refusedSamples += measured.refusals.count
                 if lastRefusal == nil { lastRefusal = measured.refusals.first }
@@ -302,6 +305,7 @@ extension ReplayClient {
         historyCount: Int,
         address: String,
         tls: NIOSSLContext?,
+        publicAddresses: PublicAddressCache? = nil,
         onEvent: @escaping @Sendable (ReplayClientEvent) -> Void
     ) async throws(ReplayClientError) -> (outcomes: [ReplayRole: ReplayOutcome], refusals: [String]) {
         let order: [ReplayRole] = Bool.random() ? [.original, .control] : [.control, .original]
@@ -328,7 +332,7 @@ extension ReplayClient {
                 outcome = try await replaySession(
                     trace, role: role, historyCount: historyCount, endOfTest: offset == order.count - 1,
                     appDuration: appDuration, address: address, tls: tls, deadline: deadline,
-                    keepsRefusedSamples: true,
+                    keepsRefusedSamples: true, publicAddresses: publicAddresses,
                     onProgress: { onEvent(.replayProgress(test: test.entry.id, role: role, progress: $0)) })
             } catch  where Task.isCancelled {
                 throw ReplayClientError(.cancelled, "the test was cancelled")

@@ -99,19 +99,27 @@ package final class Session: Sendable {
     /// Whether the session ended (`markEnded()`).
     package var ended: Bool { state.withLock { $0.ended } }
 
-    /// Waits until the replay's progress meets `requirement` or `grace` has passed, and returns the progress then.
+    /// Waits until the replay's progress meets `requirement`, its count has stood still for `quiet`, or `grace` has
+    /// passed, and returns the progress then.
     ///
     /// The client sends DONE on the side channel after its last datagram or request; a busy replay listener may
     /// read those from its socket a moment after the side channel read DONE, so a replay that ran must not be judged
-    /// on a count that is still catching up. Bounded: a replay that did not run costs its side channel `grace`.
-    package func progress(meeting requirement: ReplayProgress.Requirement, within grace: Duration) async
-        -> ReplayProgress
-    {
-        let deadline = ContinuousClock.now + grace
+    /// on a count that is still catching up. A count that stands still is not catching up: a replay the client ended
+    /// early on purpose (an adaptive verdict's short round, a client at its time limit) is judged after `quiet`, not
+    /// after the whole grace, which on a 150-ms path was 2 s of every such round's 3. Bounded: a replay that did
+    /// not run costs its side channel at most `grace`.
+    package func progress(
+        meeting requirement: ReplayProgress.Requirement, within grace: Duration, quiet: Duration
+    ) async -> ReplayProgress {
+        let clock = ContinuousClock()
+        let deadline = clock.now + grace
         var current = progress
-        while !current.meets(requirement), ContinuousClock.now < deadline {
+        var changed = clock.now
+        while !current.meets(requirement), clock.now < deadline, changed.duration(to: clock.now) < quiet {
             try? await Task.sleep(for: .milliseconds(20))
-            current = progress
+            let next = progress
+            if next != current { changed = clock.now }
+            current = next
         }
         return current
     }

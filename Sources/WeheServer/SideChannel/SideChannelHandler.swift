@@ -302,7 +302,8 @@ struct SideChannelHandler {
         if samples.count > SampleBound.floor(sampleCount: context.configuration.sampleCount),
             !progress.meets(requirement)
         {
-            let late = await session.progress(meeting: requirement, within: limits.lateReplayTrafficGrace)
+            let late = await session.progress(
+                meeting: requirement, within: limits.lateReplayTrafficGrace, quiet: limits.lateReplayTrafficQuiet)
             if !late.meets(requirement) {
                 try await refuseSamples(late.shortfall(of: requirement), notifier: notifier)
             }
