@@ -64,9 +64,12 @@ package struct ReplayServerConfiguration: Sendable {
         /// After `DONE`, how long a replay that does not yet count as run (`ReplayProgress`) is given for its last
         /// datagrams and requests to be counted before its samples are refused: a busy listener reads them late.
         package var lateReplayTrafficGrace: Duration = .seconds(2)
-        /// Within that grace, how long the replay's count may stand still before it is judged on what it has: a count
-        /// that does not move is not a listener catching up.
+        /// Within that grace, how long a UDP replay's count may stand still before it is judged on what it has: a
+        /// count that does not move is not a listener catching up.
         package var lateReplayTrafficQuiet: Duration = .milliseconds(500)
+        /// The same for a TCP replay. Shorter: at `DONE` the client has received every response, so the server read
+        /// every request before it; only the count of the last response's write can still be in flight.
+        package var lateReplayTrafficQuietTCP: Duration = .milliseconds(150)
         /// Analyzer and dashboard connections: time from accept to the first byte (TLS handshake or request).
         package var httpFirstByteTimeout: Duration = .seconds(5)
         /// Analyzer and dashboard connections: time to receive a whole request (head and body), from accept or from

@@ -302,8 +302,10 @@ struct SideChannelHandler {
         if samples.count > SampleBound.floor(sampleCount: context.configuration.sampleCount),
             !progress.meets(requirement)
         {
+            let quiet =
+                session.replay.transport == .udp ? limits.lateReplayTrafficQuiet : limits.lateReplayTrafficQuietTCP
             let late = await session.progress(
-                meeting: requirement, within: limits.lateReplayTrafficGrace, quiet: limits.lateReplayTrafficQuiet)
+                meeting: requirement, within: limits.lateReplayTrafficGrace, quiet: quiet)
             if !late.meets(requirement) {
                 try await refuseSamples(late.shortfall(of: requirement), notifier: notifier)
             }
