@@ -62,7 +62,9 @@ struct ClientTraceEndToEndTests {
             let object = try #require(
                 try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
             #expect(object["test"] as? String == "clips")
-            #expect((object["originalMeanMbps"] as? Double ?? 0) > 0)
+            // The recording's bytes crossed (its mean rate, from samples of a replay that takes milliseconds on
+            // loopback, came out 0 once in a full CI run's load: the published analysis then has too few samples).
+            #expect((object["bytes"] as? Int ?? 0) > 0, "\(run.stdout)")
             // The history tells the user's recording apart from the Wehe team's tests.
             let results = try await BuiltCommand.run(
                 "wehe", ["results", "--replays", replays, "--data-dir", scratch + "/data", "--lang", "en"])
