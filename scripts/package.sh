@@ -10,11 +10,27 @@
 #   wehe-<version>-linux-<arch>.tar.gz  bin/wehe, bin/wehe-server, share/wehe/..., share/man, completions
 #
 # The traces and the CA are taken from ../shared (SHARED=<dir> to change) at packaging time; the repository holds
-# neither. Needs dpkg-deb and gzip (Debian's dpkg and gzip). The release build shares .build (its release folder).
+# neither. Needs dpkg-deb and gzip (Debian's dpkg and gzip).
+#
+# The release build has a build folder of its own, .build/static (SCRATCH=<dir> to change): SwiftPM lets one build at
+# a time use a build folder, and this one may run while other work uses the debug build in .build.
+# `scripts/package.sh --build-only` makes the release binaries and stops: CI starts it early, at idle CPU priority,
+# beside steps that mostly wait on the network, and packages later; the build then finds nothing left to do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHARED=${SHARED:-../shared}
 OUT=${OUT:-.build/packages}
+SCRATCH=${SCRATCH:-.build/static}
+
+release_build() {
+    for product in wehe wehe-server; do
+        swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --product "$product"
+    done
+}
+if [ "${1:-}" = --build-only ]; then
+    release_build
+    exit 0
+fi
 [ -d "$SHARED/replays" ] || { echo "package.sh: no replay traces in $SHARED/replays" >&2; exit 3; }
 [ -r "$SHARED/wehe-fleet/wehe-ca.pem" ] || { echo "package.sh: no $SHARED/wehe-fleet/wehe-ca.pem" >&2; exit 3; }
 command -v dpkg-deb >/dev/null || { echo "package.sh: dpkg-deb is missing (apt-get install dpkg)" >&2; exit 3; }
@@ -25,11 +41,9 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
     # rather than a second release build with other flags than the static one below.
     swift package plugin generate-manual --configuration debug --multi-page --authors "Wehe for Swift" \
         >"${TMPDIR:-/tmp}/wehe-manual.log" 2>&1 || { tail -20 "${TMPDIR:-/tmp}/wehe-manual.log" >&2; exit 1; }
-    for product in wehe wehe-server; do
-        swift build -c release --static-swift-stdlib --product "$product"
-    done
+    release_build
 fi
-BIN=$(swift build -c release --show-bin-path)
+BIN=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
 MAN=.build/plugins/GenerateManual/outputs
 version=$("$BIN/wehe" --version | awk '{print $NF}')
 arch=$(dpkg --print-architecture)

@@ -195,6 +195,13 @@ package final class ReplayServer: Service, Sendable {
                 "wehe.connections.configured": "\(limits.maximumConnections)",
                 "wehe.connections.shares": "\(shares.joined(separator: ", "))",
             ])
+        let analyses = context.analysis.scheduler.limits
+        logger.notice(
+            "analysis slots",
+            metadata: [
+                "wehe.analyses.running": "\(analyses.running)", "wehe.analyses.per_network": "\(analyses.perNetwork)",
+                "wehe.analyses.waiting": "\(analyses.waiting)",
+            ])
         if connectionLimiter.maximum < limits.maximumConnections {
             logger.warning(
                 "the open-file limit lowers the connection budget; raise it (ulimit -n) to serve more connections",

@@ -108,6 +108,13 @@ package struct ReplayServerConfiguration: Sendable {
         package var dpiRequestsPerNetworkPerMinute = 60
         /// On SIGTERM: how long running sessions may go on before they are cut.
         package var shutdownGracePeriod: Duration = .seconds(30)
+        /// Analyses computing at once, server-wide (`AnalysisScheduler`, on threads of their own at a lowered
+        /// priority); `nil`: half the cores, at least 1.
+        package var analysesRunning: Int?
+        /// Analyses running or waiting for one client network (IPv4 /24, IPv6 /64); more are refused at once.
+        package var analysesPerNetwork = 2
+        /// Analyses waiting for a slot, server-wide; more are refused at once (the samples stay stored).
+        package var analysesWaiting = 64
         /// Creates the default limits.
         package init() {}
     }

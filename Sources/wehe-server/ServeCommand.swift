@@ -329,6 +329,9 @@ struct FileSettings: Decodable {
     var dashboardHost: [String]?
     var dashboardTokenFile: String?
     var gracePeriod: Int?
+    var analysisWorkers: Int?
+    var analysesPerNetwork: Int?
+    var analysisQueue: Int?
     var serverName: String?
     var localizationPair: [String]?
     var localizationSitePair: [String]?

@@ -52,6 +52,17 @@ struct LimitOptions: ParsableArguments {
     @Option(name: .long, help: "Seconds running tests may go on after SIGTERM.")
     var gracePeriod: Int?
 
+    @Option(
+        name: .long,
+        help: "Analyses computing at once, on threads of their own at a lowered priority (default: half the cores).")
+    var analysisWorkers: Int?
+
+    @Option(name: .long, help: "Analyses running or waiting for one /24 (IPv4) or /64 (IPv6), default 2.")
+    var analysesPerNetwork: Int?
+
+    @Option(name: .long, help: "Analyses waiting for a worker, server-wide, default 64 (more are refused).")
+    var analysisQueue: Int?
+
     @Option(name: .long, help: "Largest pcap file per replay connection in bytes (default 67108864).")
     var pcapMaxBytes: Int?
 
@@ -73,6 +84,18 @@ struct LimitOptions: ParsableArguments {
             configuration.limits.maximumSessionsPerSite = value
         }
         if let value = gracePeriod ?? file.gracePeriod { configuration.limits.shutdownGracePeriod = .seconds(value) }
+        if let value = analysisWorkers ?? file.analysisWorkers {
+            guard value > 0 else { throw ValidationError("--analysis-workers must be at least 1") }
+            configuration.limits.analysesRunning = value
+        }
+        if let value = analysesPerNetwork ?? file.analysesPerNetwork {
+            guard value > 0 else { throw ValidationError("--analyses-per-network must be at least 1") }
+            configuration.limits.analysesPerNetwork = value
+        }
+        if let value = analysisQueue ?? file.analysisQueue {
+            guard value >= 0 else { throw ValidationError("--analysis-queue must be at least 0") }
+            configuration.limits.analysesWaiting = value
+        }
         if let bytes = pcapMaxBytes ?? file.pcapMaxBytes {
             guard bytes >= 1024 else { throw ValidationError("--pcap-max-bytes must be at least 1024") }
             configuration.pcapMaximumBytes = bytes

@@ -40,13 +40,16 @@ struct ServeConfigurationErrorTests {
     }
 
     @Test(
-        "capture options that cannot work are usage errors that say why, from the flags or the configuration file",
+        "capture, pair and analysis options that cannot work are usage errors that say why, from the flags or the file",
         arguments: [
             (["--capture-interface", "lo"], "", "--capture-interface needs --pcap"),
             ([], #"{"captureInterface": "lo"}"#, "--capture-interface needs --pcap"),
             (["--pcap", "PCAP", "--capture-interface", "lo", "--capture-snap-length", "10"], "", "between 64 and"),
             (["--pcap", "PCAP"], #"{"captureInterface": "lo", "captureMaxPerNetwork": 0}"#, "at least 1"),
             ([], #"{"localizationPair": ["a,b"]}"#, "a,b"),
+            (["--analysis-workers", "0"], "", "--analysis-workers must be at least 1"),
+            ([], #"{"analysesPerNetwork": 0}"#, "--analyses-per-network must be at least 1"),
+            ([], #"{"analysisQueue": -1}"#, "--analysis-queue must be at least 0"),
         ])
     func captureAndFileOptions(option: [String], file: String, message: String) throws {
         let data = TestResources.temporaryDirectory("wehe-server-config-error")

@@ -123,6 +123,19 @@ struct AnalysisBoundTests {
         while !condition() { await Task.yield() }
     }
 
+    @Test("the scheduler's bounds come from the server's configuration; by default half the cores, 2, 64")
+    func boundsFromConfiguration() {
+        let standard = AnalysisScheduler.Limits(ReplayServerConfiguration.Limits())
+        #expect(standard.running == max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+        #expect(standard.perNetwork == 2 && standard.waiting == 64)
+        var limits = ReplayServerConfiguration.Limits()
+        limits.analysesRunning = 7
+        limits.analysesPerNetwork = 3
+        limits.analysesWaiting = 0
+        let configured = AnalysisScheduler.Limits(limits)
+        #expect(configured == AnalysisScheduler.Limits(running: 7, perNetwork: 3, waiting: 0))
+    }
+
     @Test("at most `running` analyses compute at once; the next wait and run in turn")
     func globalLimit() async throws {
         let scheduler = AnalysisScheduler(limits: .init(running: 1, perNetwork: 2, waiting: 8))

@@ -33,8 +33,21 @@ final class AnalysisScheduler: Sendable {
         var waiting: Int
 
         /// Half the cores (at least 1) running, 2 per network, 64 waiting.
-        static var standard: Limits {
-            Limits(running: max(1, ProcessInfo.processInfo.activeProcessorCount / 2), perNetwork: 2, waiting: 64)
+        static var standard: Limits { Limits(ReplayServerConfiguration.Limits()) }
+
+        /// Creates the bounds.
+        init(running: Int, perNetwork: Int, waiting: Int) {
+            self.running = running
+            self.perNetwork = perNetwork
+            self.waiting = waiting
+        }
+
+        /// The bounds a server's configuration sets (`--analysis-workers`, `--analyses-per-network`,
+        /// `--analysis-queue`); no running count means half the cores, at least 1.
+        init(_ limits: ReplayServerConfiguration.Limits) {
+            self.init(
+                running: max(1, limits.analysesRunning ?? ProcessInfo.processInfo.activeProcessorCount / 2),
+                perNetwork: max(1, limits.analysesPerNetwork), waiting: max(0, limits.analysesWaiting))
         }
     }
 

@@ -83,7 +83,8 @@ final class ServerContext: Sendable {
             configuration: configuration.analysis,
             now: configuration.now,
             logger: configuration.logger,
-            archive: configuration.archive
+            archive: configuration.archive,
+            scheduler: AnalysisScheduler(limits: .init(configuration.limits))
         )
         self.filler = ByteBuffer(repeating: 0, count: 64 * 1024)
         self.localizeAdmission = LocalizeAdmission(
