@@ -270,6 +270,10 @@ package final class ReplayServer: Service, Sendable {
         )
 
         let (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream(of: Void.self)
+        // Finished when the analyzer has stopped: the drain waits for it (bounded) before ending the task group,
+        // whose cancellation would otherwise cut the analyzer's graceful shutdown short (HummingbirdCore logs that
+        // as errors, on every stop of a service manager).
+        let (analyzerStopped, analyzerStoppedContinuation) = AsyncStream.makeStream(of: Void.self)
         let readyPorts = ports
         let sideChannels = sideListeners.map(\.channel.channel) as [any Channel]
         let sideAccepts = sideListeners
@@ -327,6 +331,7 @@ package final class ReplayServer: Service, Sendable {
                     tasks.addTask {
                         // Detached: a child task would inherit this task's graceful shutdown.
                         let analyzer = Task.detached { try await analyzerGroup.run() }
+                        defer { analyzerStoppedContinuation.finish() }
                         try await withTaskCancellationHandler {
                             try await analyzer.value
                         } onCancel: {
@@ -347,6 +352,7 @@ package final class ReplayServer: Service, Sendable {
                         try await self.drain(
                             context: context, sideListeners: sideChannels, logger: logger)
                         await analyzerGroup.triggerGracefulShutdown()
+                        await Self.waitForEnd(of: analyzerStopped, atMost: Self.analyzerStopLimit)
                         throw ShutdownComplete()
                     }
                 }
@@ -387,6 +393,20 @@ package final class ReplayServer: Service, Sendable {
             logger.notice("capturing each test's packets", metadata: metadata)
         }
         return captures
+    }
+
+    /// How long a stop waits for the analyzer's graceful shutdown (its requests have deadlines of their own) before
+    /// cancelling it.
+    static let analyzerStopLimit: Duration = .seconds(5)
+
+    /// Returns when `stream` finishes, or after `limit`.
+    private static func waitForEnd(of stream: AsyncStream<Void>, atMost limit: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { for await _ in stream {} }
+            group.addTask { try? await Task.sleep(for: limit) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// How long the analyzer keeps answering during the drain after the last session ended and the last `/Results`
