@@ -36,7 +36,7 @@ struct ChangePointShowTests {
             """
         #expect(TestResources.write(settings, to: data + "/settings.json"))
         try await DashboardCommandTests.seed(data + "/history.sqlite", [Self.record(found: found)])
-        let show = try CommandRunner.run(
+        let show = try await CommandRunner.run(
             "wehe", ["results", "show", "1", "--data-dir", data, "--replays", TestResources.fixtureReplays])
         #expect(show.status == 0, "\(show.stderr)")
         let text = show.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -50,7 +50,7 @@ struct ChangePointShowTests {
         } else {
             #expect(text.contains("change in time: none found, p 0.4"), "\(show.stdout)")
         }
-        let json = try CommandRunner.run(
+        let json = try await CommandRunner.run(
             "wehe", ["results", "show", "1", "--json", "--data-dir", data, "--replays", TestResources.fixtureReplays])
         #expect(json.status == 0, "\(json.stderr)")
         let object = try #require(

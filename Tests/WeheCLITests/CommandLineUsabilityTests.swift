@@ -8,8 +8,8 @@ struct CommandLineUsabilityTests {
     let fixtures = TestResources.fixtureReplays
 
     @Test("wehe --help starts with the overview and ends with the exit codes, and names no ticket")
-    func rootHelp() throws {
-        let help = try CommandRunner.run("wehe", ["--help"])
+    func rootHelp() async throws {
+        let help = try await CommandRunner.run("wehe", ["--help"])
         #expect(help.status == 0, "\(help.stderr)")
         let lines = help.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.first?.hasPrefix("OVERVIEW:") == true, "\(help.stdout)")
@@ -21,28 +21,28 @@ struct CommandLineUsabilityTests {
         #expect(subcommands.upperBound < exitCodes.lowerBound)
         #expect(help.stdout.contains("wehe help exit-codes"))
         #expect(help.stdout.range(of: #"[Ii]ssues? [0-9]"#, options: .regularExpression) == nil)
-        #expect(try CommandRunner.run("wehe", ["help"]).stdout == help.stdout)
+        #expect(try await CommandRunner.run("wehe", ["help"]).stdout == help.stdout)
     }
 
     @Test("every command's help points to the exit codes instead of listing them, and names no ticket")
-    func commandHelp() throws {
+    func commandHelp() async throws {
         for command in [
             "run", "demo", "servers", "localize", "dpi", "settings", "results", "replays", "dashboard", "record",
             "monitor",
         ] {
-            let help = try CommandRunner.run("wehe", [command, "--help"])
+            let help = try await CommandRunner.run("wehe", [command, "--help"])
             #expect(help.status == 0, "\(command): \(help.stderr)")
             #expect(!help.stdout.contains("25 result for another user"), "\(command)")
             #expect(help.stdout.range(of: #"[Ii]ssues? [0-9]"#, options: .regularExpression) == nil, "\(command)")
         }
         // Help text is wrapped to the width: compare with the line breaks folded into spaces.
-        let runHelp = try CommandRunner.run("wehe", ["run", "--help"]).stdout
+        let runHelp = try await CommandRunner.run("wehe", ["run", "--help"]).stdout
         #expect(runHelp.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("wehe help exit-codes"))
     }
 
     @Test("wehe help exit-codes lists one code a line")
-    func exitCodes() throws {
-        let output = try CommandRunner.run("wehe", ["help", "exit-codes"])
+    func exitCodes() async throws {
+        let output = try await CommandRunner.run("wehe", ["help", "exit-codes"])
         #expect(output.status == 0, "\(output.stderr)")
         let codes = output.stdout.split(separator: "\n").compactMap { line in
             line.split(separator: " ").first.flatMap { Int($0) }
@@ -53,17 +53,17 @@ struct CommandLineUsabilityTests {
     }
 
     @Test("a mistyped test name is a usage error (64) that names the closest test")
-    func mistypedTest() throws {
+    func mistypedTest() async throws {
         let data = TestResources.temporaryDirectory("wehe-usability")
         let common = ["--replays", fixtures, "--data-dir", data, "--accept-consent"]
-        let typo = try CommandRunner.run("wehe", ["run", "tinywbe"] + common)
+        let typo = try await CommandRunner.run("wehe", ["run", "tinywbe"] + common)
         #expect(typo.status == 64, "\(typo.stderr)")
         #expect(typo.stderr.contains("did you mean 'tinyweb' (Tiny Web)?"), "\(typo.stderr)")
         #expect(typo.stderr.split(separator: "\n").count == 1, "\(typo.stderr)")
-        let name = try CommandRunner.run("wehe", ["run", "Tiny Wbe"] + common)
+        let name = try await CommandRunner.run("wehe", ["run", "Tiny Wbe"] + common)
         #expect(name.status == 64)
         #expect(name.stderr.contains("'tinyweb' (Tiny Web)"), "\(name.stderr)")
-        let unknown = try CommandRunner.run("wehe", ["run", "nosuchapp"] + common)
+        let unknown = try await CommandRunner.run("wehe", ["run", "nosuchapp"] + common)
         #expect(unknown.status == 64)
         #expect(!unknown.stderr.contains("did you mean"), "\(unknown.stderr)")
         #expect(unknown.stderr.contains("`wehe replays` lists the tests"), "\(unknown.stderr)")
@@ -72,44 +72,44 @@ struct CommandLineUsabilityTests {
     }
 
     @Test("a mistyped command is a usage error (64) that names the closest command")
-    func mistypedCommand() throws {
-        let run = try CommandRunner.run("wehe", ["rnu", "youtube"])
+    func mistypedCommand() async throws {
+        let run = try await CommandRunner.run("wehe", ["rnu", "youtube"])
         #expect(run.status == 64)
         #expect(run.stderr.contains("did you mean 'wehe run'?"), "\(run.stderr)")
-        let show = try CommandRunner.run("wehe", ["results", "shwo", "3"])
+        let show = try await CommandRunner.run("wehe", ["results", "shwo", "3"])
         #expect(show.status == 64)
         #expect(show.stderr.contains("'wehe results show'"), "\(show.stderr)")
-        let settings = try CommandRunner.run("wehe", ["settings", "sett", "server", "x"])
+        let settings = try await CommandRunner.run("wehe", ["settings", "sett", "server", "x"])
         #expect(settings.status == 64)
         #expect(settings.stderr.contains("'wehe settings set'"), "\(settings.stderr)")
-        let nothing = try CommandRunner.run("wehe", ["frobnicate"])
+        let nothing = try await CommandRunner.run("wehe", ["frobnicate"])
         #expect(nothing.status == 64)
         #expect(nothing.stderr.contains("run,"), "\(nothing.stderr)")
         // A setting key gets the same help, with the documented invalid-input code.
-        let key = try CommandRunner.run(
+        let key = try await CommandRunner.run(
             "wehe", ["settings", "set", "p-treshold", "0.1", "--data-dir", TestResources.temporaryDirectory("k")])
         #expect(key.status == 1)
         #expect(key.stderr.contains("did you mean 'p-threshold'?"), "\(key.stderr)")
     }
 
     @Test("with --lang fr the errors we write are French from start to end")
-    func frenchErrors() throws {
+    func frenchErrors() async throws {
         let data = TestResources.temporaryDirectory("wehe-usability-fr")
-        let typo = try CommandRunner.run(
+        let typo = try await CommandRunner.run(
             "wehe", ["run", "tinywbe", "--replays", fixtures, "--data-dir", data, "--accept-consent", "--lang", "fr"])
         #expect(typo.status == 64)
         #expect(typo.stderr.contains("vouliez-vous dire « tinyweb » (Tiny Web) ?"), "\(typo.stderr)")
         #expect(!typo.stderr.contains("did you mean") && !typo.stderr.contains("no test"), "\(typo.stderr)")
-        let command = try CommandRunner.run("wehe", ["rnu", "--lang", "fr"])
+        let command = try await CommandRunner.run("wehe", ["rnu", "--lang", "fr"])
         #expect(command.status == 64)
         #expect(command.stderr.contains("n'est pas une commande de wehe"), "\(command.stderr)")
-        let setting = try CommandRunner.run(
+        let setting = try await CommandRunner.run(
             "wehe", ["settings", "set", "area-threshold", "7", "--data-dir", data, "--lang", "fr"])
         #expect(setting.status == 1)
         #expect(setting.stderr.contains("doit être une fraction"), "\(setting.stderr)")
         let blocker = data + "-file"
         #expect(FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8)))
-        let directory = try CommandRunner.run(
+        let directory = try await CommandRunner.run(
             "wehe",
             [
                 "run", "tinyweb", "--replays", fixtures, "--data-dir", blocker + "/data", "--accept-consent", "--lang",
@@ -121,13 +121,13 @@ struct CommandLineUsabilityTests {
     }
 
     @Test("an unusable data directory is reported before consent is asked (26, not 4)")
-    func dataDirectoryBeforeConsent() throws {
+    func dataDirectoryBeforeConsent() async throws {
         let parent = TestResources.temporaryDirectory("wehe-usability-unusable-data")
         try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         let blocker = parent + "/file"
         #expect(FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8)))
         // No --accept-consent and no terminal: were consent asked first, this would exit 4.
-        let output = try CommandRunner.run(
+        let output = try await CommandRunner.run(
             "wehe", ["run", "tinyweb", "--replays", fixtures, "--data-dir", blocker + "/data"])
         #expect(output.status == 26, "\(output.stderr)")
         #expect(output.stderr.contains("not a directory"), "\(output.stderr)")
@@ -135,11 +135,11 @@ struct CommandLineUsabilityTests {
     }
 
     @Test("messages are wrapped at word boundaries to COLUMNS, never inside a word")
-    func wrapping() throws {
+    func wrapping() async throws {
         let data = TestResources.temporaryDirectory("wehe-usability-wrap")
         let arguments = ["run", "nosuchapp", "--replays", fixtures, "--data-dir", data, "--accept-consent"]
-        let flat = try CommandRunner.run("wehe", arguments)
-        let narrow = try CommandRunner.run("wehe", arguments, environment: ["COLUMNS": "40"])
+        let flat = try await CommandRunner.run("wehe", arguments)
+        let narrow = try await CommandRunner.run("wehe", arguments, environment: ["COLUMNS": "40"])
         #expect(narrow.status == flat.status)
         let lines = narrow.stderr.split(separator: "\n")
         #expect(lines.count > 2, "\(narrow.stderr)")

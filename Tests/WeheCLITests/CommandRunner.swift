@@ -9,7 +9,17 @@ struct CommandRunner {
         let stderr: String
     }
 
-    static func run(_ product: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Output {
+    /// Runs `product` with `arguments` and returns when it has exited; the wait happens on a thread of its own
+    /// (`onOwnThread`), not on one of the cooperative threads the in-process servers of other suites need.
+    static func run(_ product: String, _ arguments: [String], environment: [String: String] = [:]) async throws
+        -> Output
+    {
+        try await onOwnThread { try runWaiting(product, arguments, environment: environment) }
+    }
+
+    private static func runWaiting(_ product: String, _ arguments: [String], environment: [String: String]) throws
+        -> Output
+    {
         let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: TestResources.builtProduct(product))
         process.arguments = arguments

@@ -11,7 +11,7 @@ import WeheWire
     .enabled(if: TestResources.hasSharedReplays, "the published traces in ../shared/replays are needed"))
 struct CostConfirmationTests {
     @Test("a run above 200 MB off a terminal is refused before any connection, with its cost and --yes named")
-    func refusedWithoutYes() throws {
+    func refusedWithoutYes() async throws {
         let data = TestResources.temporaryDirectory("wehe-cost")
         defer { try? FileManager.default.removeItem(atPath: data) }
         // No server listens on this address: a refusal that comes first never tries to reach it.
@@ -19,7 +19,7 @@ struct CostConfirmationTests {
             "--replays", TestResources.sharedReplays, "--data-dir", data, "--accept-consent", "--server", "127.0.0.1",
             "--side-channel-port", "9", "--analyzer-port", "9",
         ]
-        let refused = try CommandRunner.run("wehe", ["run", "netflix", "hbomax"] + common)
+        let refused = try await CommandRunner.run("wehe", ["run", "netflix", "hbomax"] + common)
         #expect(refused.status == 4, "\(refused.stderr)")
         #expect(refused.stderr.contains("--yes"), "\(refused.stderr)")
         // The figure is the shared estimate's: both tests, both replays, both directions.
@@ -31,7 +31,7 @@ struct CostConfirmationTests {
         let megabytes = String(Int((Double(cost.bytes) / 1e6).rounded()))
         #expect(refused.stderr.contains(megabytes), "\(megabytes) MB in \(refused.stderr)")
         // One small test is not asked for: it goes on to the (absent) server and fails there instead.
-        let small = try CommandRunner.run("wehe", ["run", "youtube"] + common)
+        let small = try await CommandRunner.run("wehe", ["run", "youtube"] + common)
         #expect(small.status != 4, "\(small.stderr)")
         #expect(!small.stderr.contains("--yes"))
     }

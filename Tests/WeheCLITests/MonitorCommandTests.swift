@@ -9,7 +9,7 @@ struct MonitorCommandTests {
     let fixtures = TestResources.fixtureReplays
 
     @Test("a metered connection (a fake nmcli), a low battery, quiet hours and the daily cap each skip the run")
-    func guardsSkip() throws {
+    func guardsSkip() async throws {
         let data = TestResources.temporaryDirectory("wehe-monitor-cli")
         let bin = TestResources.temporaryDirectory("wehe-monitor-bin")
         let power = TestResources.temporaryDirectory("wehe-monitor-power")
@@ -29,16 +29,16 @@ struct MonitorCommandTests {
         let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         let common = ["--replays", fixtures, "--data-dir", data, "--server", "127.0.0.1", "--accept-consent"]
 
-        let metered = try CommandRunner.run("wehe", ["monitor", "--once"] + common, environment: ["PATH": path])
+        let metered = try await CommandRunner.run("wehe", ["monitor", "--once"] + common, environment: ["PATH": path])
         #expect(metered.status == 0, "\(metered.stderr)")
         #expect(metered.stdout.contains("no run now: the connection is metered (wlan0)"), "\(metered.stdout)")
 
-        let battery = try CommandRunner.run(
+        let battery = try await CommandRunner.run(
             "wehe", ["monitor", "--once", "--allow-metered", "--power-supply", power] + common,
             environment: ["PATH": path])
         #expect(battery.stdout.contains("the battery is at 12 % and not charging"), "\(battery.stdout)")
 
-        let quiet = try CommandRunner.run(
+        let quiet = try await CommandRunner.run(
             "wehe", ["monitor", "--once", "--allow-metered", "--quiet-hours", "0-23"] + common)
         #expect(quiet.status == 0 && quiet.stdout.contains("no run now: quiet hours 0-23"), "\(quiet.stdout)")
 
@@ -50,37 +50,38 @@ struct MonitorCommandTests {
             """
         let ledger = "{\"usedBytes\": 40, \"runs\": [\(Array(repeating: run, count: 4).joined(separator: ","))]}"
         #expect(TestResources.write(ledger, to: data + "/monitor.json"))
-        let capped = try CommandRunner.run("wehe", ["monitor", "--once", "--allow-metered"] + common)
+        let capped = try await CommandRunner.run("wehe", ["monitor", "--once", "--allow-metered"] + common)
         #expect(capped.status == 0 && capped.stdout.contains("runs were already made today"), "\(capped.stdout)")
         // Nothing ran: no history, and the ledger kept its four runs.
         #expect(!FileManager.default.fileExists(atPath: data + "/history.sqlite"))
-        let status = try CommandRunner.run("wehe", ["monitor", "status", "--json", "--data-dir", data])
+        let status = try await CommandRunner.run("wehe", ["monitor", "status", "--json", "--data-dir", data])
         let state = try #require(
             try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status.stdout)")
         #expect((state["lastRuns"] as? [Any])?.count == 4)
     }
 
     @Test("settings keep the allowance, quiet hours and tests; bad values are refused with the key named")
-    func settings() throws {
+    func settings() async throws {
         let data = TestResources.temporaryDirectory("wehe-monitor-settings")
         defer { try? FileManager.default.removeItem(atPath: data) }
         for (key, value) in [("allowance", "2GB"), ("quiet-hours", "22-6"), ("monitor-tests", "tinyweb,tinycall")] {
-            let set = try CommandRunner.run("wehe", ["settings", "set", key, value, "--data-dir", data])
+            let set = try await CommandRunner.run("wehe", ["settings", "set", key, value, "--data-dir", data])
             #expect(set.status == 0, "\(set.stderr)")
         }
-        let status = try CommandRunner.run("wehe", ["monitor", "status", "--json", "--data-dir", data])
+        let status = try await CommandRunner.run("wehe", ["monitor", "status", "--json", "--data-dir", data])
         let state = try #require(
             try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status.stdout)")
         #expect((state["allowance"] as? [String: Any])?["monthlyBytes"] as? Int == 2_000_000_000)
         #expect(((state["guards"] as? [String: Any])?["quietHours"] as? String)?.hasPrefix("22-6") == true)
-        let bad = try CommandRunner.run("wehe", ["settings", "set", "allowance", "lots", "--data-dir", data])
+        let bad = try await CommandRunner.run("wehe", ["settings", "set", "allowance", "lots", "--data-dir", data])
         #expect(bad.status == 1 && bad.stderr.contains("allowance"), "\(bad.stderr)")
-        let badHours = try CommandRunner.run("wehe", ["settings", "set", "quiet-hours", "25-3", "--data-dir", data])
+        let badHours = try await CommandRunner.run(
+            "wehe", ["settings", "set", "quiet-hours", "25-3", "--data-dir", data])
         #expect(badHours.status == 1, "\(badHours.stderr)")
     }
 
     @Test("a spent allowance refuses the run with exit 35 and says when it renews; nothing is sent or recorded")
-    func spentAllowance() throws {
+    func spentAllowance() async throws {
         let data = TestResources.temporaryDirectory("wehe-monitor-spent")
         let power = TestResources.temporaryDirectory("wehe-monitor-power")
         defer {
@@ -94,7 +95,7 @@ struct MonitorCommandTests {
                 "{\"periodStart\": \"\(start)\", \"usedBytes\": 1000000000, \"runs\": []}",
                 to: data + "/monitor.json"))
         // Nothing listens on this port: a run that tried to send anything would fail with another code.
-        let refused = try CommandRunner.run(
+        let refused = try await CommandRunner.run(
             "wehe",
             [
                 "monitor", "--once", "--replays", fixtures, "--data-dir", data, "--server", "127.0.0.1",

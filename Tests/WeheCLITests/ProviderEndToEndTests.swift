@@ -72,11 +72,11 @@ struct ProviderEndToEndTests {
                 "--no-confirmation",
             ] + connection
 
-        let run = try CommandRunner.run("wehe", ["run", "tinyweb"] + common)
+        let run = try await CommandRunner.run("wehe", ["run", "tinyweb"] + common)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(Self.words(run.stdout).contains("on Loopback Test Net (AS64500)"), "\(run.stdout)")
 
-        let json = try CommandRunner.run("wehe", ["run", "tinyweb", "--json"] + common)
+        let json = try await CommandRunner.run("wehe", ["run", "tinyweb", "--json"] + common)
         #expect(json.status == 0, "\(json.stderr)")
         let object = try Self.json(json.stdout)
         #expect(object["asNumber"] as? Int == 64500)
@@ -86,13 +86,13 @@ struct ProviderEndToEndTests {
         // The route to 127.0.0.1 is the loopback interface: no Wi-Fi, wire or modem.
         #expect(object["linkKind"] as? String == "unknown")
 
-        let history = try CommandRunner.run("wehe", ["results", "--data-dir", clientData, "--json"])
+        let history = try await CommandRunner.run("wehe", ["results", "--data-dir", clientData, "--json"])
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [[String: Any]])
         #expect(rows.count == 2)
         #expect(rows.allSatisfy { $0["asNumber"] as? Int == 64500 && $0["asName"] as? String == "Loopback Test Net" })
         #expect(rows.allSatisfy { $0["provider"] as? String == "Loopback Test Net (AS64500)" })
 
-        let show = try CommandRunner.run("wehe", ["results", "show", "1", "--summary", "--data-dir", clientData])
+        let show = try await CommandRunner.run("wehe", ["results", "show", "1", "--summary", "--data-dir", clientData])
         #expect(Self.words(show.stdout).contains("on Loopback Test Net (AS64500)"), "\(show.stdout)")
 
         // The person's dashboard (history page) and the operator's (provider × app matrix).
@@ -123,7 +123,7 @@ struct ProviderEndToEndTests {
                 "--replays", TestResources.fixtureReplays, "--data-dir", clientData, "--accept-consent",
                 "--no-confirmation", "--json",
             ] + connection
-        let own = try CommandRunner.run(
+        let own = try await CommandRunner.run(
             "wehe", ["run", "tinyweb", "--asn-prefixes", tables.prefixes, "--asn-names", tables.names] + common)
         #expect(own.status == 0, "\(own.stderr)")
         let object = try Self.json(own.stdout)
@@ -133,10 +133,10 @@ struct ProviderEndToEndTests {
 
         // Settings hold the table; --provider renames the provider and keeps the AS number.
         for (key, value) in [("asn-prefixes", tables.prefixes), ("asn-names", tables.names)] {
-            let set = try CommandRunner.run("wehe", ["settings", "set", key, value, "--data-dir", clientData])
+            let set = try await CommandRunner.run("wehe", ["settings", "set", key, value, "--data-dir", clientData])
             #expect(set.status == 0, "\(set.stderr)")
         }
-        let named = try CommandRunner.run("wehe", ["run", "tinyweb", "--provider", "My Fibre"] + common)
+        let named = try await CommandRunner.run("wehe", ["run", "tinyweb", "--provider", "My Fibre"] + common)
         #expect(named.status == 0, "\(named.stderr)")
         let renamed = try Self.json(named.stdout)
         #expect(renamed["provider"] as? String == "My Fibre (AS64500)")
@@ -144,13 +144,13 @@ struct ProviderEndToEndTests {
 
         // No table anywhere: the provider is unknown, and the CLI line says so.
         for key in ["asn-prefixes", "asn-names"] {
-            _ = try CommandRunner.run("wehe", ["settings", "set", key, "none", "--data-dir", clientData])
+            _ = try await CommandRunner.run("wehe", ["settings", "set", key, "none", "--data-dir", clientData])
         }
-        let plain = try CommandRunner.run("wehe", Array(["run", "tinyweb"] + common.filter { $0 != "--json" }))
+        let plain = try await CommandRunner.run("wehe", Array(["run", "tinyweb"] + common.filter { $0 != "--json" }))
         #expect(plain.status == 0, "\(plain.stderr)")
         #expect(Self.words(plain.stdout).contains("on unknown provider"), "\(plain.stdout)")
 
-        let missing = try CommandRunner.run(
+        let missing = try await CommandRunner.run(
             "wehe", ["run", "tinyweb", "--asn-prefixes", clientData + "/absent"] + common)
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("IP-to-AS table"), "\(missing.stderr)")

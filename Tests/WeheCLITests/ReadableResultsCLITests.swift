@@ -44,17 +44,18 @@ struct ReadableResultsCLITests {
         Self.settings(data)
         try await DashboardCommandTests.seed(data + "/history.sqlite", [Self.unmeasured(count: 2)])
         let replays = TestResources.fixtureReplays
-        let list = try CommandRunner.run("wehe", ["results", "--data-dir", data, "--replays", replays])
+        let list = try await CommandRunner.run("wehe", ["results", "--data-dir", data, "--replays", replays])
         #expect(list.status == 0, "\(list.stderr)")
         #expect(list.stdout.contains("not measured"), "\(list.stdout)")
-        let show = try CommandRunner.run("wehe", ["results", "show", "2", "--data-dir", data, "--replays", replays])
+        let show = try await CommandRunner.run(
+            "wehe", ["results", "show", "2", "--data-dir", data, "--replays", replays])
         #expect(show.stdout.contains("original mean: not measured"), "\(show.stdout)")
         #expect(!show.stdout.contains("0.000 Mbit/s"))
-        let summary = try CommandRunner.run(
+        let summary = try await CommandRunner.run(
             "wehe", ["results", "show", "2", "--summary", "--data-dir", data, "--replays", replays])
         #expect(summary.stdout.contains("was not measured"), "\(summary.stdout)")
         #expect(!summary.stdout.contains("0.0 Mbit/s"))
-        let french = try CommandRunner.run(
+        let french = try await CommandRunner.run(
             "wehe", ["results", "show", "2", "--lang", "fr", "--data-dir", data, "--replays", replays])
         #expect(french.stdout.contains("non mesuré"), "\(french.stdout)")
     }
@@ -82,7 +83,7 @@ struct ReadableResultsCLITests {
                         matchingBytes: Array(22..<35), packetPayload: payload)
                 ]))
         await store.close()
-        let show = try CommandRunner.run(
+        let show = try await CommandRunner.run(
             "wehe", ["results", "show", "1", "--data-dir", data, "--replays", TestResources.fixtureReplays])
         #expect(show.status == 0, "\(show.stderr)")
         // Lines are wrapped at 80 columns: compare with runs of white space made one space.
@@ -92,7 +93,7 @@ struct ReadableResultsCLITests {
         #expect(text.contains("packet C_1, bytes 22 to 34: \"video.example\""))
         #expect(text.contains("(hex 76 69 64 65 6f 2e 65 78 61 6d 70 6c 65)"))
         #expect(show.stdout.contains("\n  DPI search of"), "indented under the test")
-        let french = try CommandRunner.run(
+        let french = try await CommandRunner.run(
             "wehe",
             ["results", "show", "1", "--lang", "fr", "--data-dir", data, "--replays", TestResources.fixtureReplays])
         let frenchText = french.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
@@ -115,7 +116,7 @@ struct ReadableResultsCLITests {
         let token = try #require(
             page.body.split(separator: "name=\"token\" value=\"").dropFirst().first?.split(separator: "\"").first)
         // Another command changes the provider while the page is open; the form edits only the p-value threshold.
-        let set = try CommandRunner.run("wehe", ["settings", "set", "provider", "Elsewhere", "--data-dir", data])
+        let set = try await CommandRunner.run("wehe", ["settings", "set", "provider", "Elsewhere", "--data-dir", data])
         #expect(set.status == 0, "\(set.stderr)")
         let saved = try await HTTP.post(
             base + "settings",
@@ -130,7 +131,7 @@ struct ReadableResultsCLITests {
             base + "settings", form: "lang=en&token=\(token)&value.rules=windows&shown.rules=android")
         #expect(refused.status == 400)
         #expect(refused.body.contains("rules must be android or ios"), "\(refused.body)")
-        let show = try CommandRunner.run("wehe", ["settings", "show", "--data-dir", data])
+        let show = try await CommandRunner.run("wehe", ["settings", "show", "--data-dir", data])
         #expect(show.stdout.contains("0.05") && show.stdout.contains("android"), "\(show.stdout)")
         // Without the form's token: refused.
         let forged = try await HTTP.post(base + "settings", form: "value.rules=ios&shown.rules=android")

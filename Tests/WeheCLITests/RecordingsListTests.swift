@@ -28,10 +28,10 @@ struct RecordingsListTests {
     }
 
     @Test("list shows the recordings under their own heading, after the catalog, and counts them")
-    func listTable() throws {
+    func listTable() async throws {
         let recordings = try recordings()
         defer { try? FileManager.default.removeItem(atPath: recordings) }
-        let output = try CommandRunner.run(
+        let output = try await CommandRunner.run(
             "wehe", ["replays", "list"], environment: ["WEHE_REPLAYS": fixtures, "WEHE_RECORDINGS": recordings])
         #expect(output.status == 0, "\(output.stderr)")
         let heading = try #require(output.stdout.range(of: "Your recordings (wehe record)"))
@@ -43,10 +43,10 @@ struct RecordingsListTests {
     }
 
     @Test("list --json marks recorded tests; --replays names one folder and leaves the recordings out")
-    func listJSON() throws {
+    func listJSON() async throws {
         let recordings = try recordings()
         defer { try? FileManager.default.removeItem(atPath: recordings) }
-        let joined = try CommandRunner.run(
+        let joined = try await CommandRunner.run(
             "wehe", ["replays", "list", "--json"],
             environment: ["WEHE_REPLAYS": fixtures, "WEHE_RECORDINGS": recordings])
         let entries = try #require(
@@ -55,17 +55,17 @@ struct RecordingsListTests {
         #expect(mine["recorded"] as? Bool == true)
         #expect(mine["available"] as? Bool == true)
         #expect(entries.first { $0["id"] as? String == "tinyweb" }?["recorded"] as? Bool == false)
-        let alone = try CommandRunner.run(
+        let alone = try await CommandRunner.run(
             "wehe", ["replays", "list", "--json", "--replays", fixtures], environment: ["WEHE_RECORDINGS": recordings])
         let only = try #require(try JSONSerialization.jsonObject(with: Data(alone.stdout.utf8)) as? [[String: Any]])
         #expect(!only.contains { $0["id"] as? String == "myshop" })
     }
 
     @Test("show reads a recorded test's traces from the recordings folder")
-    func show() throws {
+    func show() async throws {
         let recordings = try recordings()
         defer { try? FileManager.default.removeItem(atPath: recordings) }
-        let output = try CommandRunner.run(
+        let output = try await CommandRunner.run(
             "wehe", ["replays", "show", "myshop"],
             environment: ["WEHE_REPLAYS": fixtures, "WEHE_RECORDINGS": recordings])
         #expect(output.status == 0, "\(output.stderr)")

@@ -42,7 +42,7 @@ struct ResultsListTests {
         let plain = DashboardCommandTests.record(count: 3)
         try await DashboardCommandTests.seed(data + "/history.sqlite", [slowed, unslowed, plain])
 
-        let list = try CommandRunner.run("wehe", ["results", "--data-dir", data])
+        let list = try await CommandRunner.run("wehe", ["results", "--data-dir", data])
         #expect(list.status == 0, "\(list.stderr)")
         let header = try #require(list.stdout.split(separator: "\n").first.map(String.init))
         #expect(header.hasSuffix("SENS"), "\(list.stdout)")
@@ -51,7 +51,7 @@ struct ResultsListTests {
         #expect(Self.line(list.stdout, id: 3)?.hasSuffix(" -") == true, "\(list.stdout)")
         #expect(list.stdout.contains("SENS: sensitive verdict of interleaved tests"))
 
-        let json = try CommandRunner.run("wehe", ["results", "--data-dir", data, "--json"])
+        let json = try await CommandRunner.run("wehe", ["results", "--data-dir", data, "--json"])
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         let first = try #require(rows.first { $0["id"] as? Int == 1 })
         #expect(first["sensitiveVerdict"] as? String == "differentiation")
@@ -60,7 +60,7 @@ struct ResultsListTests {
         #expect(first["sensitiveRounds"] as? Int == 10)
         #expect(rows.first { $0["id"] as? Int == 3 }?["sensitiveVerdict"] is NSNull)
 
-        let french = try CommandRunner.run("wehe", ["results", "--data-dir", data, "--lang", "fr"])
+        let french = try await CommandRunner.run("wehe", ["results", "--data-dir", data, "--lang", "fr"])
         #expect(Self.line(french.stdout, id: 2)?.hasSuffix("aucune") == true, "\(french.stdout)")
         #expect(french.stdout.contains("SENS : verdict sensible des tests entrelacés"))
     }
@@ -71,7 +71,7 @@ struct ResultsListTests {
         defer { try? FileManager.default.removeItem(atPath: data) }
         #expect(Self.settings(data))
         try await DashboardCommandTests.seed(data + "/history.sqlite", [DashboardCommandTests.record(count: 1)])
-        let list = try CommandRunner.run("wehe", ["results", "--data-dir", data])
+        let list = try await CommandRunner.run("wehe", ["results", "--data-dir", data])
         #expect(list.status == 0, "\(list.stderr)")
         #expect(!list.stdout.contains("SENS"))
         #expect(list.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(list.stdout)")
@@ -87,7 +87,7 @@ struct ResultsListTests {
         sensitive.note = "8 of 16 replays reached the time limit; each is judged on the part it covered"
         record.sensitive = sensitive
         try await DashboardCommandTests.seed(data + "/history.sqlite", [record])
-        let show = try CommandRunner.run("wehe", ["results", "show", "1", "--data-dir", data])
+        let show = try await CommandRunner.run("wehe", ["results", "show", "1", "--data-dir", data])
         #expect(show.status == 0, "\(show.stderr)")
         let text = show.stdout.replacingOccurrences(of: "\n    ", with: " ")
         #expect(text.contains("sensitive verdict (10 rounds): differentiation (throttled)"), "\(show.stdout)")
@@ -107,7 +107,7 @@ struct ResultsListTests {
         unknown.replays[0].reachedTimeLimit = nil
         try await DashboardCommandTests.seed(data + "/history.sqlite", [record, unknown])
 
-        let show = try CommandRunner.run("wehe", ["results", "show", "1", "--data-dir", data])
+        let show = try await CommandRunner.run("wehe", ["results", "show", "1", "--data-dir", data])
         #expect(show.status == 0, "\(show.stderr)")
         let text = show.stdout.replacingOccurrences(of: "\n    ", with: " ")
         #expect(
@@ -115,13 +115,13 @@ struct ResultsListTests {
                 "time limit: the original replay was stopped after 45 s; the verdicts judge the part it covered"),
             "\(show.stdout)")
 
-        let json = try CommandRunner.run("wehe", ["results", "show", "1", "--data-dir", data, "--json"])
+        let json = try await CommandRunner.run("wehe", ["results", "show", "1", "--data-dir", data, "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["replaysCutShort"] as? [String] == ["original"])
         let replays = try #require(object["replays"] as? [[String: Any]])
         #expect(replays.map { $0["reachedTimeLimit"] as? Bool } == [true, false])
 
-        let other = try CommandRunner.run("wehe", ["results", "show", "2", "--data-dir", data])
+        let other = try await CommandRunner.run("wehe", ["results", "show", "2", "--data-dir", data])
         #expect(other.status == 0, "\(other.stderr)")
         #expect(!other.stdout.contains("time limit"), "\(other.stdout)")
     }

@@ -14,7 +14,7 @@ struct ResultsShowTests {
             """
         #expect(TestResources.write(settings, to: data + "/settings.json"))
         try await DashboardCommandTests.seed(data + "/history.sqlite", [DashboardCommandTests.record()])
-        let show = try CommandRunner.run(
+        let show = try await CommandRunner.run(
             "wehe", ["results", "show", "1", "--data-dir", data, "--replays", TestResources.fixtureReplays])
         #expect(show.status == 0, "\(show.stderr)")
         let blocks: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
@@ -32,7 +32,7 @@ struct ResultsShowTests {
         #expect(show.stdout.contains("one scale for both"))
         // The verdict line names the direction; French labels follow --lang.
         #expect(show.stdout.contains("differentiation (throttled)"))
-        let french = try CommandRunner.run(
+        let french = try await CommandRunner.run(
             "wehe",
             ["results", "show", "1", "--data-dir", data, "--lang", "fr", "--replays", TestResources.fixtureReplays])
         #expect(french.stdout.contains("débit moyen de l'appli"), "\(french.stdout)")

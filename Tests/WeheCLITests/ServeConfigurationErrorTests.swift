@@ -10,10 +10,10 @@ struct ServeConfigurationErrorTests {
     @Test(
         "a malformed pair option is a usage error with its message, not a crash",
         arguments: [["--localization-pair", "a,b"], ["--localization-site-pair", "lga03"]])
-    func malformedPairIsUsageError(option: [String]) throws {
+    func malformedPairIsUsageError(option: [String]) async throws {
         let data = TestResources.temporaryDirectory("wehe-server-config-error")
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let output = try CommandRunner.run(
+        let output = try await CommandRunner.run(
             "wehe-server",
             ["serve", "--data", data, "--replays", TestResources.fixtureReplays, "--bind", "127.0.0.1"] + option)
         #expect(output.status == 64, "stderr: \(output.stderr)")
@@ -28,10 +28,10 @@ struct ServeConfigurationErrorTests {
             (["--merge-point-probe", "--merge-point-ttl", "0"], "--merge-point-probe needs --merge-point-ttl"),
             (["--merge-point-ttl", "2"], "--merge-point-ttl is used only with --merge-point-probe"),
         ])
-    func mergePointProbeOptions(option: [String], message: String) throws {
+    func mergePointProbeOptions(option: [String], message: String) async throws {
         let data = TestResources.temporaryDirectory("wehe-server-config-error")
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let output = try CommandRunner.run(
+        let output = try await CommandRunner.run(
             "wehe-server",
             ["serve", "--data", data, "--replays", TestResources.fixtureReplays, "--bind", "127.0.0.1"] + option)
         #expect(output.status == 64, "stderr: \(output.stderr)")
@@ -51,7 +51,7 @@ struct ServeConfigurationErrorTests {
             ([], #"{"analysesPerNetwork": 0}"#, "--analyses-per-network must be at least 1"),
             ([], #"{"analysisQueue": -1}"#, "--analysis-queue must be at least 0"),
         ])
-    func captureAndFileOptions(option: [String], file: String, message: String) throws {
+    func captureAndFileOptions(option: [String], file: String, message: String) async throws {
         let data = TestResources.temporaryDirectory("wehe-server-config-error")
         defer { try? FileManager.default.removeItem(atPath: data) }
         var arguments = ["serve", "--data", data, "--replays", TestResources.fixtureReplays, "--bind", "127.0.0.1"]
@@ -60,14 +60,14 @@ struct ServeConfigurationErrorTests {
             #expect(TestResources.write(file, to: data + "/config.json"))
             arguments += ["--config", data + "/config.json"]
         }
-        let output = try CommandRunner.run("wehe-server", arguments)
+        let output = try await CommandRunner.run("wehe-server", arguments)
         #expect(output.status == 64, "stderr: \(output.stderr)")
         #expect(output.stderr.contains(message), "stderr: \(output.stderr)")
     }
 
     @Test("serve --help lists every option once, under the group of its concern")
-    func helpGroups() throws {
-        let output = try CommandRunner.run("wehe-server", ["serve", "--help"])
+    func helpGroups() async throws {
+        let output = try await CommandRunner.run("wehe-server", ["serve", "--help"])
         #expect(output.status == 0)
         let help = output.stdout + output.stderr
         let groups = [

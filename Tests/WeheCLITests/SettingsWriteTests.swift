@@ -37,12 +37,12 @@ struct SettingsWriteTests {
     }
 
     @Test("a write changes only its key: other keys, even unknown ones, stay as the file has them")
-    func onlyTheChangedKey() throws {
+    func onlyTheChangedKey() async throws {
         let data = TestResources.temporaryDirectory("wehe-settings-keys")
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
         let original = #"{"userID": "@keepme123", "server": "192.0.2.1", "futureSetting": [1, 2.50]}"#
         try Data(original.utf8).write(to: URL(fileURLWithPath: data + "/settings.json"))
-        let set = try CommandRunner.run("wehe", ["settings", "set", "site", "par01", "--data-dir", data])
+        let set = try await CommandRunner.run("wehe", ["settings", "set", "site", "par01", "--data-dir", data])
         #expect(set.status == 0, "\(set.stderr)")
         let text = try String(contentsOfFile: data + "/settings.json", encoding: .utf8)
         let stored = try Self.settings(data)
@@ -57,13 +57,13 @@ struct SettingsWriteTests {
     }
 
     @Test("the first command records the user id, and later commands show the same one")
-    func userIDRecordedOnce() throws {
+    func userIDRecordedOnce() async throws {
         let data = TestResources.temporaryDirectory("wehe-settings-id")
-        let first = try CommandRunner.run("wehe", ["settings", "--data-dir", data])
+        let first = try await CommandRunner.run("wehe", ["settings", "--data-dir", data])
         #expect(first.status == 0, "\(first.stderr)")
         let recorded = try #require(try Self.settings(data)["userID"] as? String)
         #expect(first.stdout.contains(recorded))
-        let second = try CommandRunner.run("wehe", ["settings", "--data-dir", data])
+        let second = try await CommandRunner.run("wehe", ["settings", "--data-dir", data])
         #expect(second.stdout.contains(recorded))
         // Only the identity was written: defaults stay implicit.
         #expect(Array(try Self.settings(data).keys) == ["userID"])

@@ -13,7 +13,7 @@ import WeheTestKit
 @Suite("wehe run while another test runs (built binary, no server)")
 struct TestLockTests {
     @Test("a second run while the data directory's test lock is held exits 16 naming the running test")
-    func secondRunRefused() throws {
+    func secondRunRefused() async throws {
         let data = TestResources.temporaryDirectory("wehe-lock")
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
         // Hold the lock as a running `wehe run` does (flock on <data>/test.lock, holder line "pid time").
@@ -27,25 +27,25 @@ struct TestLockTests {
             "run", "tinyweb", "--replays", TestResources.fixtureReplays, "--data-dir", data, "--accept-consent",
             "--server", "127.0.0.1", "--side-channel-port", "9", "--no-confirmation",
         ]
-        let refused = try CommandRunner.run("wehe", arguments)
+        let refused = try await CommandRunner.run("wehe", arguments)
         #expect(refused.status == 16, "\(refused.stderr)")
         #expect(refused.stderr.split(separator: "\n").count == 1)
         #expect(refused.stderr.contains("another wehe test is running"), "\(refused.stderr)")
         #expect(refused.stderr.contains("process 4242, started at 15:02:11"), "\(refused.stderr)")
         // Released: the run goes on to the (closed) server port and fails there, exit 5.
         flock(descriptor, LOCK_UN)
-        let free = try CommandRunner.run("wehe", arguments)
+        let free = try await CommandRunner.run("wehe", arguments)
         #expect(free.status == 5, "\(free.stderr)")
     }
 
     @Test("an unwritable data directory is reported in plain words")
-    func unwritableDataDirectory() throws {
+    func unwritableDataDirectory() async throws {
         let parent = TestResources.temporaryDirectory("wehe-lock-file")
         try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         // A file where the data directory should be: "Not a directory" (errno), not a Foundation error domain.
         let blocker = parent + "/file"
         #expect(FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8)))
-        let output = try CommandRunner.run(
+        let output = try await CommandRunner.run(
             "wehe",
             [
                 "run", "tinyweb", "--replays", TestResources.fixtureReplays, "--data-dir", blocker + "/data",

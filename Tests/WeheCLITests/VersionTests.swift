@@ -5,8 +5,8 @@ import WeheCore
 @Suite("Versions")
 struct VersionTests {
     @Test("both programs print their name and version and exit 0", arguments: ["wehe", "wehe-server"])
-    func version(product: String) throws {
-        let output = try CommandRunner.run(product, ["--version"])
+    func version(product: String) async throws {
+        let output = try await CommandRunner.run(product, ["--version"])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout == "\(product) \(WeheVersion.number)\n")
     }

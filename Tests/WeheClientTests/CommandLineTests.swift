@@ -11,7 +11,13 @@ struct CommandLineTests {
         var stderr: String
     }
 
-    static func wehe(_ arguments: [String]) throws -> Output {
+    /// Runs the built `wehe`; the wait happens on a thread of its own (`onOwnThread`): the scripted server these
+    /// tests run it against is in this process and needs the cooperative threads.
+    static func wehe(_ arguments: [String]) async throws -> Output {
+        try await onOwnThread { try weheWaiting(arguments) }
+    }
+
+    private static func weheWaiting(_ arguments: [String]) throws -> Output {
         let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: TestResources.builtProduct("wehe"))
         process.arguments = arguments
@@ -39,7 +45,7 @@ struct CommandLineTests {
             FakeWeheServer.fixture("server.crt"), "--side-channel-port", String(server.sideChannelPort),
             "--analyzer-port", String(server.analyzerPort), "--accept-consent", "--no-confirmation",
         ]
-        let run = try Self.wehe(["run", "tinyweb"] + common)
+        let run = try await Self.wehe(["run", "tinyweb"] + common)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("Replaying Tiny Web (original, the app's recorded traffic)"), "\(run.stdout)")
         #expect(run.stdout.contains("Replaying Tiny Web (control, the same bytes disguised)"), "\(run.stdout)")
@@ -50,7 +56,7 @@ struct CommandLineTests {
         #expect(run.stdout.contains("Tiny Web: inconclusive, too few measurements"), "\(run.stdout)")
         #expect(run.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(run.stdout)")
         #expect(!run.stdout.contains("\u{1B}["))
-        let json = try Self.wehe(["run", "tinyweb", "--json"] + common)
+        let json = try await Self.wehe(["run", "tinyweb", "--json"] + common)
         #expect(json.status == 0, "\(json.stderr)")
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
@@ -61,7 +67,7 @@ struct CommandLineTests {
             #expect(object[key] != nil, "missing \(key)")
         }
         let replays = ["--replays", TestResources.fixtureReplays]
-        let results = try Self.wehe(["results", "--data-dir", data] + replays)
+        let results = try await Self.wehe(["results", "--data-dir", data] + replays)
         #expect(results.status == 0)
         // App names (not replay names), the verdict, the time zone, 80 columns.
         let lines = results.stdout.split(separator: "\n").filter { $0.contains("Tiny Web") }
@@ -70,7 +76,7 @@ struct CommandLineTests {
         #expect(results.stdout.contains("inconclusive"))
         #expect(results.stdout.contains("times in "), "\(results.stdout)")
         #expect(results.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(results.stdout)")
-        let listed = try #require(
+        let listed = try await #require(
             try JSONSerialization.jsonObject(
                 with: Data(try Self.wehe(["results", "--json", "--data-dir", data] + replays).stdout.utf8))
                 as? [[String: Any]])
@@ -79,31 +85,32 @@ struct CommandLineTests {
         #expect(listed.first?["replay"] as? String == "TinyWeb-11212026")
         #expect((listed.first?["date"] as? String)?.contains("T") == true)
         #expect((listed.first?["reason"] as? String)?.hasPrefix("too few measurements") == true)
-        let csv = try Self.wehe(["results", "export", "--format", "csv", "--data-dir", data] + replays)
+        let csv = try await Self.wehe(["results", "export", "--format", "csv", "--data-dir", data] + replays)
         #expect(csv.status == 0, "\(csv.stderr)")
         let csvLines = csv.stdout.split(separator: "\n")
         #expect(csvLines.count == 3)
         // The result record's keys (Docs/result.schema.json) are the columns.
         #expect(csvLines.first?.hasPrefix("schemaVersion,kind,historyCount,id,date,test,name,app,replay,") == true)
         #expect(csvLines.first?.contains(",verdict,direction,firstVerdict,confirmed,originalMeanMbps,") == true)
-        let exported = try Self.wehe(["results", "export", "--format", "json", "--data-dir", data] + replays)
+        let exported = try await Self.wehe(["results", "export", "--format", "json", "--data-dir", data] + replays)
         #expect((try JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [Any])?.count == 2)
-        let show = try Self.wehe(["results", "show", "1", "--data-dir", data] + replays)
+        let show = try await Self.wehe(["results", "show", "1", "--data-dir", data] + replays)
         #expect(show.status == 0, "\(show.stderr)")
         #expect(show.stdout.contains("area_test"))
         #expect(show.stdout.contains("▁") || show.stdout.contains("█"))
         #expect(show.stdout.contains("one scale for both"))
-        let showJSON = try #require(
+        let showJSON = try await #require(
             try JSONSerialization.jsonObject(
                 with: Data(try Self.wehe(["results", "show", "1", "--json", "--data-dir", data] + replays).stdout.utf8))
                 as? [String: Any])
         #expect(showJSON["app"] as? String == "Tiny Web")
         #expect((showJSON["replays"] as? [Any])?.count == 2)
-        let paragraph = try Self.wehe(["results", "show", "1", "--summary", "--data-dir", data] + replays)
+        let paragraph = try await Self.wehe(["results", "show", "1", "--summary", "--data-dir", data] + replays)
         #expect(paragraph.stdout.contains("The Wehe test of Tiny Web"), "\(paragraph.stdout)")
         #expect(paragraph.stdout.contains("too few measurements"))
         #expect(paragraph.stdout.contains("127.0.0.1"))
-        let french = try Self.wehe(["results", "show", "1", "--summary", "--lang", "fr", "--data-dir", data] + replays)
+        let french = try await Self.wehe(
+            ["results", "show", "1", "--summary", "--lang", "fr", "--data-dir", data] + replays)
         #expect(french.stdout.contains("Le test Wehe de Tiny Web"), "\(french.stdout)")
     }
 
@@ -118,7 +125,7 @@ struct CommandLineTests {
         let (server, _) = try await Harness.start(["tinyweb"], behaviour)
         defer { Task { await server.stop() } }
         let data = TestResources.temporaryDirectory("wehe-cli-confirm")
-        let run = try Self.wehe([
+        let run = try await Self.wehe([
             "run", "tinyweb", "--replays", TestResources.fixtureReplays, "--data-dir", data, "--server", "127.0.0.1",
             "--cert", FakeWeheServer.fixture("server.crt"), "--side-channel-port", String(server.sideChannelPort),
             "--analyzer-port", String(server.analyzerPort), "--accept-consent",

@@ -64,12 +64,15 @@ struct SettingsDuringRunTests {
         #expect(before["lastHistoryCount"] as? Int == 1, "\(before)")
         #expect(before["ksPValueThreshold"] == nil)
         for (key, value) in [("p-threshold", "0.02"), ("server", "192.0.2.9")] {
-            let set = try CommandLineTests.wehe(["settings", "set", key, value, "--data-dir", data])
+            let set = try await CommandLineTests.wehe(["settings", "set", key, value, "--data-dir", data])
             #expect(set.status == 0, "\(set.stderr)")
         }
         gate.open()
-        let output = String(decoding: runOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        run.waitUntilExit()
+        let output = try await onOwnThread {
+            let data = runOutput.fileHandleForReading.readDataToEndOfFile()
+            run.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
         #expect(run.terminationStatus == 0, "\(output)")
         #expect(output.contains("test 2 of 2"), "\(output)")
         let after = try Self.settings(data)
@@ -79,9 +82,10 @@ struct SettingsDuringRunTests {
         #expect(after["server"] as? String == "192.0.2.9", "\(after)")
         #expect(after["userID"] as? String == before["userID"] as? String)
         // The history names our version, the one of `wehe --version`, not the protocol's "3.3".
-        let summary = try CommandLineTests.wehe(["results", "show", "1", "--summary", "--data-dir", data])
+        let summary = try await CommandLineTests.wehe(["results", "show", "1", "--summary", "--data-dir", data])
         #expect(summary.status == 0, "\(summary.stderr)")
-        let version = try CommandLineTests.wehe(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let version = try await CommandLineTests.wehe(["--version"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let number = try #require(version.split(separator: " ").last)
         // The paragraph is wrapped to the width: compare with the line breaks folded into spaces.
         let paragraph = summary.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")

@@ -14,7 +14,11 @@ struct ServerDBCommandTests {
         var errors: String
     }
 
-    static func run(_ arguments: [String]) throws -> Run {
+    static func run(_ arguments: [String]) async throws -> Run {
+        try await onOwnThread { try runWaiting(arguments) }
+    }
+
+    private static func runWaiting(_ arguments: [String]) throws -> Run {
         let process = TestProcess()
         process.executableURL = try DurabilityTests.serverBinary()
         process.arguments = arguments
@@ -40,7 +44,7 @@ struct ServerDBCommandTests {
     func lifecycle() async throws {
         try await StoreHarness.withTemporaryDirectory { directory in
             let path = directory + "/data/results.sqlite"
-            let migrate = try Self.run(["db", "migrate", "--database", path])
+            let migrate = try await Self.run(["db", "migrate", "--database", path])
             #expect(migrate.status == 0, "\(migrate.errors)")
             #expect(migrate.output.contains("schema version \(SQLResultStore.latestSchemaVersion)"))
 
@@ -57,12 +61,12 @@ struct ServerDBCommandTests {
             try await store.save(tests: records)
             await store.close()
 
-            let check = try Self.run(["db", "check", "--database", path])
+            let check = try await Self.run(["db", "check", "--database", path])
             #expect(check.status == 0, "\(check.errors)")
             #expect(check.output.contains("tests: 3"))
             #expect(check.output.contains("integrity: ok"))
 
-            let jsonl = try Self.run(["db", "export", "--database", path, "--format", "jsonl"])
+            let jsonl = try await Self.run(["db", "export", "--database", path, "--format", "jsonl"])
             #expect(jsonl.status == 0, "\(jsonl.errors)")
             let lines = jsonl.output.split(separator: "\n")
             #expect(lines.count == 3)
@@ -90,7 +94,7 @@ struct ServerDBCommandTests {
             #expect(summary["areaTest"] as? String == "NaN")
             #expect(summary["verdict"] as? String == "differentiation")
 
-            let csv = try Self.run([
+            let csv = try await Self.run([
                 "db", "export", "--database", path, "--format", "csv", "--from", "2024-05-13T12:00:05Z",
             ])
             #expect(csv.status == 0, "\(csv.errors)")
@@ -108,14 +112,14 @@ struct ServerDBCommandTests {
     @Test("db takes the data directory as --data, like serve; the former --data-directory still works, unlisted")
     func dataOption() async throws {
         try await StoreHarness.withTemporaryDirectory { directory in
-            let migrate = try Self.run(["db", "migrate", "--data", directory])
+            let migrate = try await Self.run(["db", "migrate", "--data", directory])
             #expect(migrate.status == 0, "\(migrate.errors)")
             #expect(FileManager.default.fileExists(atPath: directory + "/results.sqlite"))
-            let check = try Self.run(["db", "check", "--data", directory])
+            let check = try await Self.run(["db", "check", "--data", directory])
             #expect(check.status == 0, "\(check.errors)")
-            let legacy = try Self.run(["db", "check", "--data-directory", directory])
+            let legacy = try await Self.run(["db", "check", "--data-directory", directory])
             #expect(legacy.status == 0, "\(legacy.errors)")
-            let help = try Self.run(["db", "check", "--help"])
+            let help = try await Self.run(["db", "check", "--help"])
             #expect(help.output.contains("--data <"))
             #expect(!help.output.contains("--data-directory"))
         }
@@ -125,18 +129,18 @@ struct ServerDBCommandTests {
     func badDatabases() async throws {
         try await StoreHarness.withTemporaryDirectory { directory in
             let missing = directory + "/missing.sqlite"
-            let check = try Self.run(["db", "check", "--database", missing])
+            let check = try await Self.run(["db", "check", "--database", missing])
             #expect(check.status == 3)
             #expect(check.errors.contains("database \(missing): notFound"))
             #expect(!FileManager.default.fileExists(atPath: missing))
 
             let corrupted = directory + "/corrupted.sqlite"
             #expect(FileManager.default.createFile(atPath: corrupted, contents: Data(repeating: 0x42, count: 8_192)))
-            let export = try Self.run(["db", "export", "--database", corrupted, "--format", "csv"])
+            let export = try await Self.run(["db", "export", "--database", corrupted, "--format", "csv"])
             #expect(export.status == 3)
             #expect(export.errors.contains("database \(corrupted): corrupted"))
 
-            let both = try Self.run([
+            let both = try await Self.run([
                 "db", "check", "--database", missing, "--postgres-url", "postgres://x@127.0.0.1/y",
             ])
             #expect(both.status == 64)

@@ -23,17 +23,17 @@ struct ServerPurgeCommandTests {
             try await store.save(tests: [Fixtures.test(count: 1, at: 0), Fixtures.test(count: 2, at: 10), recent])
             await store.close()
 
-            let refused = try ServerDBCommandTests.run(["db", "purge", "--database", path, "--older-than", "0"])
+            let refused = try await ServerDBCommandTests.run(["db", "purge", "--database", path, "--older-than", "0"])
             #expect(refused.status != 0)
             #expect(refused.errors.contains("at least 1"))
 
-            let purge = try ServerDBCommandTests.run(["db", "purge", "--database", path, "--older-than", "30"])
+            let purge = try await ServerDBCommandTests.run(["db", "purge", "--database", path, "--older-than", "30"])
             #expect(purge.status == 0, "\(purge.errors)")
             #expect(purge.output.contains("tests 2, replays 4,"), "\(purge.output)")
 
-            let check = try ServerDBCommandTests.run(["db", "check", "--database", path])
+            let check = try await ServerDBCommandTests.run(["db", "check", "--database", path])
             #expect(check.output.contains("tests: 1"), "\(check.output)")
-            let again = try ServerDBCommandTests.run(["db", "purge", "--database", path, "--older-than", "30"])
+            let again = try await ServerDBCommandTests.run(["db", "purge", "--database", path, "--older-than", "30"])
             #expect(again.output.contains("tests 0, replays 0,"), "\(again.output)")
         }
     }

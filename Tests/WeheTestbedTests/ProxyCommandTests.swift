@@ -5,7 +5,11 @@ import WeheTestKit
 /// Runs the built `wehe testbed proxy` binary.
 @Suite("wehe testbed proxy (built binary)", .timeLimit(.minutes(5)))
 struct ProxyCommandTests {
-    private func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    private func run(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await onOwnThread { try Self.runWaiting(arguments) }
+    }
+
+    private static func runWaiting(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: TestResources.builtProduct("wehe"))
         process.arguments = ["testbed", "proxy"] + arguments
@@ -24,8 +28,8 @@ struct ProxyCommandTests {
     }
 
     @Test("it binds every route, says ready, and prints its counters when the duration is over")
-    func runsForDuration() throws {
-        let result = try run([
+    func runsForDuration() async throws {
+        let result = try await run([
             "--route", "tcp:127.0.0.1:0=127.0.0.1:9", "--route", "udp:0=127.0.0.1:9,plain",
             "--pattern", "googlevideo", "--rate", "1.5mbit", "--after-bytes", "1000", "--duration", "0.3",
         ])
@@ -40,8 +44,8 @@ struct ProxyCommandTests {
     }
 
     /// The exit status `wehe` uses for usage errors (whatever the argument parser maps them to).
-    private func usageStatus() throws -> Int32 {
-        try run(["--no-such-option"]).status
+    private func usageStatus() async throws -> Int32 {
+        try await run(["--no-such-option"]).status
     }
 
     @Test(
@@ -54,17 +58,17 @@ struct ProxyCommandTests {
             (["--pattern", "x"], 2, "at least one --route"),
             (["--route", "tcp:0=127.0.0.1:9", "--rate", "1mbit", "--burst", "0"], 1, "burst"),
         ])
-    func badArguments(arguments: [String], status: Int32, message: String) throws {
-        let result = try run(arguments)
-        #expect(result.status == (status == 2 ? try usageStatus() : status))
+    func badArguments(arguments: [String], status: Int32, message: String) async throws {
+        let result = try await run(arguments)
+        #expect(result.status == (status == 2 ? try await usageStatus() : status))
         #expect(result.status != 0)
         #expect(result.stderr.contains(message))
         #expect(result.stdout.isEmpty)
     }
 
     @Test("an address that cannot be bound exits 3 and names the route")
-    func bindFailure() throws {
-        let result = try run(["--route", "tcp:192.0.2.1:0=127.0.0.1:9", "--all"])
+    func bindFailure() async throws {
+        let result = try await run(["--route", "tcp:192.0.2.1:0=127.0.0.1:9", "--all"])
         #expect(result.status == 3)
         #expect(result.stderr.contains("cannot listen on tcp 192.0.2.1:0"))
     }
