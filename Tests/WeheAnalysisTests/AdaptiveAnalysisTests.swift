@@ -152,6 +152,10 @@ import WeheStatistics
         #expect(swinging.stop().reason == nil)
         #expect(swinging.forecastRoundsToDecide(within: 160) == nil)
         #expect(swinging.roundSpreadPercent == 31)
+        // The spread the client compares with the long round's ±10 %: the log ratios' sample standard deviation
+        // (Python's statistics.stdev of the same twenty values: 0.2691753205034648); identical rounds spread by 0.
+        #expect(abs(swinging.roundSpread - 0.2691753205034648) < 1e-12)
+        #expect(calm.roundSpread == 0)
         for _ in 0..<7 { calm.add(Self.round(50, 50)) }
         #expect(calm.stop().reason == .equivalence)
         #expect(calm.forecastRoundsToDecide(within: 40) == nil)

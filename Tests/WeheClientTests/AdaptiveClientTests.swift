@@ -78,6 +78,30 @@ struct AdaptiveClientTests {
         #expect(plan.costText.contains("at most"))
     }
 
+    @Test("a long round that would pass one published test's bytes waits for short rounds that mostly agree")
+    func longRoundHeldBackOnANoisyPath() {
+        // Deezer-like: the published test 12 MB, the long round 12 MB more after 10 short rounds of 0.6 MB.
+        let published = 12_000_000
+        let after = 6_000_000 + 12_000_000
+        func holds(_ differing: Int, of rounds: Int, after bytes: Int = after) -> Bool {
+            ReplayClient.holdsBackLongRound(
+                differing: differing, rounds: rounds, bytesAfterIt: bytes, publishedBytes: published)
+        }
+        // On/off cross traffic: 4 of 15 rounds beyond ±10 %: held back; 3 of 15 (a fifth) too.
+        #expect(holds(4, of: 15))
+        #expect(holds(3, of: 15))
+        // A calm path with one or two stalled rounds: 1 of 13, 2 of 13 (under a fifth): the long round runs.
+        #expect(!holds(1, of: 13))
+        #expect(!holds(2, of: 13))
+        // One round of five is a fifth, but a single round says little: it runs.
+        #expect(!holds(1, of: 5))
+        #expect(holds(2, of: 6))
+        // A long round that stays within the published test's bytes (a large trace's 7 MB) is never held back.
+        #expect(!holds(10, of: 15, after: published))
+        // Nor after too few rounds for a share to mean anything.
+        #expect(!holds(3, of: 3))
+    }
+
     @Test("the result schema (Docs/result.schema.json) lists every reason an adaptive test can stop for")
     func schemaListsEveryStopReason() throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: TestResources.packageRoot + "/Docs/result.schema.json"))

@@ -264,15 +264,26 @@ public struct AdaptiveAnalysis: Sendable {
             return nil
         }
 
-        /// The rounds' spread: the standard deviation of the log ratios, as a percentage of the control's rate (for
-        /// the note of a run stopped by the forecast). 0 before two rounds.
-        public var roundSpreadPercent: Int {
+        /// The rounds' spread: the sample standard deviation of the log ratios (0.1: the app's rate against its
+        /// control's moved by about ±10 % from round to round). 0 before two rounds.
+        public var roundSpread: Double {
             guard differences.count >= 2 else { return 0 }
             let mean = differences.reduce(0, +) / Double(differences.count)
             let variance =
                 differences.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(differences.count - 1)
-            return Int(((exp(variance.squareRoot()) - 1) * 100).rounded())
+            return variance.squareRoot()
         }
+
+        /// How many rounds so far differ from their control by more than `fraction` either way
+        /// (`|dᵢ| > ln(1 + fraction)`).
+        public func roundsDiffering(byMoreThan fraction: Double) -> Int {
+            let bound = log(1 + fraction)
+            return differences.count { abs($0) > bound }
+        }
+
+        /// The rounds' spread as a percentage of the control's rate (for the note of a run stopped by the
+        /// forecast). 0 before two rounds.
+        public var roundSpreadPercent: Int { Int(((exp(roundSpread) - 1) * 100).rounded()) }
 
         /// The stop, its verdict and note, from the four wealths (no interval: O(K)).
         public func stop(elapsedSeconds: Double? = nil) -> (

@@ -56,6 +56,9 @@ extension ReplayClient {
         // The short rounds' bytes, for what one more costs on this path (the long round would inflate the average).
         var shortRoundsMoved = 0
         var shortRounds = 0
+        // The largest short round so far: what the next one may cost, for the stops that keep a run under one
+        // published test's bytes (an average would let a larger round than most pass the mark).
+        var largestShortRound = 0
         while stop == nil {
             // The rule would conclude "no differentiation": not before a round has carried the floor of bytes.
             var cut = plan.shortRound
@@ -114,7 +117,30 @@ extension ReplayClient {
             // (more than the cut when responses already in flight arrive unread).
             let expected = max(
                 cut == plan.floorRound ? plan.floorRoundBytes : plan.shortRoundBytes,
-                round > 0 ? moved / round : 0)
+                round > 0 ? moved / round : 0, cut == plan.floorRound ? 0 : largestShortRound)
+            // The long round past one published test's bytes only on a path whose short rounds mostly agree. It
+            // can conclude "no differentiation" only by agreeing with its control within ±10 % (twice the margin);
+            // where a fifth of the short rounds or more already differed by more than that (cross traffic coming and
+            // going, loss that stalls a replay now and then), one long round meets the same swings. A stop keeps
+            // every error bound; it costs only verdicts a long round on a noisy path would have bought.
+            if cut == plan.floorRound, !floorDone, plan.shortRound != plan.floorRound,
+                Self.holdsBackLongRound(
+                    differing: monitor.roundsDiffering(byMoreThan: 2 * plan.rule.margin),
+                    rounds: monitor.differences.count, bytesAfterIt: moved + expected,
+                    publishedBytes: plan.publishedBytes)
+            {
+                stop = .noisyPath
+                note =
+                    "stopped at \(AdaptivePlan.megabytes(moved)) (the published test moves "
+                    + "\(AdaptivePlan.megabytes(plan.publishedBytes))): the app's rate against its control's varied by "
+                    + "about ±\(monitor.roundSpreadPercent) % from round to round (cross traffic or a busy path): "
+                    + "\(monitor.roundsDiffering(byMoreThan: 2 * plan.rule.margin)) of \(monitor.differences.count) "
+                    + "rounds differed by more than the ±\(Int((200 * plan.rule.margin).rounded())) % within which the "
+                    + "long round that could conclude \"no differentiation\" must agree; on such a path one long round "
+                    + "settles nothing, and it would take the test past the published test's bytes; a test when the line "
+                    + "is quieter may decide" + (pending.note.map { " (\($0))" } ?? "")
+                break
+            }
             // One published test's bytes is what a user expects a test to cost: past it, a round is started only
             // when the rounds so far forecast a verdict within the cap (`forecastRoundsToDecide`). On a path whose
             // cross traffic moves every round by tens of percent the rule would otherwise spend up to the cap and
@@ -182,6 +208,7 @@ extension ReplayClient {
             if cut != plan.floorRound || plan.shortRound == plan.floorRound {
                 shortRoundsMoved += roundBytes
                 shortRounds += 1
+                largestShortRound = max(largestShortRound, roundBytes)
             }
             cutShort += [original, control].filter(\.reachedDeadline).count
             if largest.map({ $0.original.bytesReceived + $0.control.bytesReceived }) ?? -1
@@ -290,6 +317,19 @@ extension ReplayClient {
 
     /// The short rounds a run has before the forecast may stop it: a forecast from fewer says little.
     static let fewestRoundsBeforeForecast = 4
+    /// Whether the long round is held back (the run stops `noisy-path` instead): it would take the run past one
+    /// published test's bytes, and of the short rounds so far (at least `fewestRoundsBeforeForecast`) two or more,
+    /// and a fifth or more, differed from their control by more than the long round may (`differing`).
+    ///
+    /// Why a count and not the rounds' standard deviation: one stalled round on a calm path moves the deviation past
+    /// 0.1 by itself (seen on the testbed: twelve rounds within ±7 % and one at +80 %), while cross traffic that
+    /// comes and goes hits many rounds. On the kernel testbed (Deezer, 100 unthrottled runs side by side with other
+    /// beds), every run that ended in "no differentiation" had at most 15 % of its rounds beyond ±10 %, every run
+    /// under on/off cross traffic but one at least 18 %, and most under 1 % loss 22-56 %.
+    static func holdsBackLongRound(differing: Int, rounds: Int, bytesAfterIt: Int, publishedBytes: Int) -> Bool {
+        rounds >= fewestRoundsBeforeForecast && bytesAfterIt > publishedBytes && differing >= 2
+            && 5 * differing >= rounds
+    }
     /// How far the forecast looks, in multiples of the rounds the cap leaves. A forecast from the average growth
     /// of some twenty noisy rounds is pessimistic: in simulation (`AdaptiveAnalysisTests.
     /// forecastStopsNoisyRunsAtOnePublishedTest`) a horizon of exactly the rounds left lost up to 40 % of the
