@@ -207,19 +207,20 @@ extension DashboardCommandTests {
     }
 }
 
-/// A built executable running in the background; its standard output is collected.
+/// A built executable running in the background; its standard output is collected (and its standard error with it,
+/// for `keepingErrors`: where a program writes its log).
 final class RunningProcess: Sendable {
     private let process: TestProcess
     private let output = OutputBuffer()
 
-    init(_ product: String, _ arguments: [String]) throws {
+    init(_ product: String, _ arguments: [String], keepingErrors: Bool = false) throws {
         let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: TestResources.builtProduct(product))
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: TestResources.packageRoot)
         process.standardInput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
         let pipe = Pipe()
+        process.standardError = keepingErrors ? pipe : FileHandle.nullDevice
         process.standardOutput = pipe
         self.process = process
         let output = self.output
@@ -241,6 +242,16 @@ final class RunningProcess: Sendable {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw RunningProcessError(message: "no address printed; output: \(output.text)")
+    }
+
+    /// The first line of output that contains `text`, waiting up to a minute for it.
+    func line(containing text: String) async throws -> String {
+        for _ in 0..<600 {
+            if let line = output.text.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw RunningProcessError(message: "no line with \(text); output: \(output.text)")
     }
 
     /// Interrupts the process and waits for it to end.

@@ -65,6 +65,36 @@ struct ServeConfigurationErrorTests {
         #expect(output.stderr.contains(message), "stderr: \(output.stderr)")
     }
 
+    @Test(
+        "the analysis slots set by flags or the configuration file are the ones the running server logs",
+        arguments: [
+            (["--analysis-workers", "3", "--analyses-per-network", "1", "--analysis-queue", "10"], ""),
+            ([], #"{"analysisWorkers": 5, "analysesPerNetwork": 4, "analysisQueue": 0}"#),
+        ])
+    func analysisSlotsReachTheServer(option: [String], file: String) async throws {
+        let data = TestResources.temporaryDirectory("wehe-server-analysis-slots")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        var arguments = [
+            "serve", "--data", data, "--replays", TestResources.fixtureReplays, "--bind", "127.0.0.1",
+            "--ephemeral-replay-ports", "--side-channel-port", "0", "--side-channel-plain-port", "off",
+            "--analyzer-port", "0", "--analyzer-plain-port", "off", "--log-level", "notice",
+        ]
+        if !file.isEmpty {
+            #expect(TestResources.write(file, to: data + "/config.json"))
+            arguments += ["--config", data + "/config.json"]
+        }
+        let server = try RunningProcess("wehe-server", arguments + option, keepingErrors: true)
+        defer { server.stop() }
+        let line = try await server.line(containing: "analysis slots")
+        let expected =
+            file.isEmpty
+            ? ["wehe.analyses.running=3", "wehe.analyses.per_network=1", "wehe.analyses.waiting=10"]
+            : ["wehe.analyses.running=5", "wehe.analyses.per_network=4", "wehe.analyses.waiting=0"]
+        for field in expected { #expect(line.contains(field), "\(line)") }
+        // And it serves with them.
+        _ = try await server.address(prefix: "wehe-server: listening ")
+    }
+
     @Test("serve --help lists every option once, under the group of its concern")
     func helpGroups() async throws {
         let output = try await CommandRunner.run("wehe-server", ["serve", "--help"])
