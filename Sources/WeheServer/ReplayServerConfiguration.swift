@@ -2,6 +2,7 @@ package import Foundation
 package import Logging
 package import Prometheus
 package import WeheAnalysis
+package import WeheCore
 package import WeheStore
 package import WeheWire
 
@@ -70,6 +71,12 @@ package struct ReplayServerConfiguration: Sendable {
         /// The same for a TCP replay. Shorter: at `DONE` the client has received every response, so the server read
         /// every request before it; only the count of the last response's write can still be in flight.
         package var lateReplayTrafficQuietTCP: Duration = .milliseconds(150)
+
+        /// The quiet period of a replay over `transport`: `lateReplayTrafficQuiet` for UDP, whose datagrams a busy
+        /// listener may still be reading, `lateReplayTrafficQuietTCP` otherwise.
+        package func lateReplayTrafficQuiet(for transport: TransportProtocol) -> Duration {
+            transport == .udp ? lateReplayTrafficQuiet : lateReplayTrafficQuietTCP
+        }
         /// Analyzer and dashboard connections: time from accept to the first byte (TLS handshake or request).
         package var httpFirstByteTimeout: Duration = .seconds(5)
         /// Analyzer and dashboard connections: time to receive a whole request (head and body), from accept or from

@@ -10,6 +10,18 @@ import WeheWire
 /// run: there a task asked to run 100 ms later ran more than 5 s later, and a still count is what it looks like.
 @Suite("Late replay traffic at DONE", .timeLimit(.minutes(3)))
 struct LateTrafficWaitTests {
+    @Test("the quiet period is UDP's for a UDP replay and TCP's shorter one for a TCP replay")
+    func quietPeriodByTransport() {
+        var limits = ReplayServerConfiguration.Limits()
+        limits.lateReplayTrafficQuiet = .milliseconds(700)
+        limits.lateReplayTrafficQuietTCP = .milliseconds(90)
+        #expect(limits.lateReplayTrafficQuiet(for: .udp) == .milliseconds(700))
+        #expect(limits.lateReplayTrafficQuiet(for: .tcp) == .milliseconds(90))
+        // The defaults: a still TCP count is judged sooner than a UDP one.
+        let defaults = ReplayServerConfiguration.Limits()
+        #expect(defaults.lateReplayTrafficQuiet(for: .tcp) < defaults.lateReplayTrafficQuiet(for: .udp))
+    }
+
     @Test(
         "at DONE a replay short of the rule waits for late traffic while its count moves, up to the grace; a still count is judged after the quiet period"
     )

@@ -302,10 +302,9 @@ struct SideChannelHandler {
         if samples.count > SampleBound.floor(sampleCount: context.configuration.sampleCount),
             !progress.meets(requirement)
         {
-            let quiet =
-                session.replay.transport == .udp ? limits.lateReplayTrafficQuiet : limits.lateReplayTrafficQuietTCP
             let late = await session.progress(
-                meeting: requirement, within: limits.lateReplayTrafficGrace, quiet: quiet)
+                meeting: requirement, within: limits.lateReplayTrafficGrace,
+                quiet: limits.lateReplayTrafficQuiet(for: session.replay.transport))
             if !late.meets(requirement) {
                 try await refuseSamples(late.shortfall(of: requirement), notifier: notifier)
             }
