@@ -77,6 +77,7 @@ package struct ReplayServerConfiguration: Sendable {
         package func lateReplayTrafficQuiet(for transport: TransportProtocol) -> Duration {
             transport == .udp ? lateReplayTrafficQuiet : lateReplayTrafficQuietTCP
         }
+
         /// Analyzer and dashboard connections: time from accept to the first byte (TLS handshake or request).
         package var httpFirstByteTimeout: Duration = .seconds(5)
         /// Analyzer and dashboard connections: time to receive a whole request (head and body), from accept or from

@@ -323,7 +323,7 @@ extension ReplayClient {
     ///
     /// Why a count and not the rounds' standard deviation: one stalled round on a calm path moves the deviation past
     /// 0.1 by itself (seen on the testbed: twelve rounds within ±7 % and one at +80 %), while cross traffic that
-    /// comes and goes hits many rounds. On the kernel testbed (Deezer, 100 unthrottled runs side by side with other
+    /// comes and goes hits many rounds. On the kernel testbed (Deezer, 110 unthrottled runs side by side with other
     /// beds), every run that ended in "no differentiation" had at most 15 % of its rounds beyond ±10 %, every run
     /// under on/off cross traffic but one at least 18 %, and most under 1 % loss 22-56 %.
     static func holdsBackLongRound(differing: Int, rounds: Int, bytesAfterIt: Int, publishedBytes: Int) -> Bool {
