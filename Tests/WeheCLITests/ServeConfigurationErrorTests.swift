@@ -84,6 +84,7 @@ struct ServeConfigurationErrorTests {
             arguments += ["--config", data + "/config.json"]
         }
         let server = try RunningProcess("wehe-server", arguments + option, keepingErrors: true)
+        // Only when a check above threw: the normal end stops it off the cooperative threads.
         defer { server.stop() }
         let line = try await server.line(containing: "analysis slots")
         let expected =
@@ -93,6 +94,7 @@ struct ServeConfigurationErrorTests {
         for field in expected { #expect(line.contains(field), "\(line)") }
         // And it serves with them.
         _ = try await server.address(prefix: "wehe-server: listening ")
+        try await server.stopOffThread()
     }
 
     @Test("serve --help lists every option once, under the group of its concern")
