@@ -189,6 +189,38 @@ struct ClientTraceTests {
         #expect(store.count == 2)
     }
 
+    @Test("uploads from one network that arrive together are held at most up to the network's bound")
+    func heldBoundUnderConcurrentUploads() async throws {
+        var policy = ClientTracePolicy()
+        policy.uploadsPerNetwork = 10_000
+        let store = ClientTraceStore(
+            policy: policy, catalogue: ReplayCatalogue(replays: []), tcpPorts: [80: 8080], udpPorts: [:])
+        // Eight threads of their own, fifteen uploads each from one /24, as the attack suite's flood sends them: the
+        // check of the bound and the insertion used to be two steps with the parsing between them, so uploads that
+        // passed the check together were all held.
+        let bodies = (0..<120).map { Array(ClientTraceEncoder().encode(Self.trace(name: "Flood\($0)-11272026")).utf8) }
+        let accepted = try await withThrowingTaskGroup(of: Int.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    try await onOwnThread {
+                        var count = 0
+                        for index in stride(from: worker, to: 120, by: 8) {
+                            if (try? store.upload(
+                                bodies[index], userID: "@flood0001", address: "127.0.10.\(1 + index)")) != nil
+                            {
+                                count += 1
+                            }
+                        }
+                        return count
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(accepted == policy.heldPerNetwork)
+        #expect(store.count == policy.heldPerNetwork)
+    }
+
     @Test("an upload expires after its lifetime")
     func expires() {
         var policy = ClientTracePolicy()

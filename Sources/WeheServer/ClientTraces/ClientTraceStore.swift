@@ -82,18 +82,7 @@ package final class ClientTraceStore: Sendable {
         // work one network can cause).
         try held.withLock { table throws(Refusal) in
             Self.purge(&table, now: now)
-            guard table.count < policy.heldTotal else {
-                throw Refusal(
-                    status: 429,
-                    reason: "this server holds its maximum of \(policy.heldTotal) uploaded "
-                        + "tests; try again in a few minutes")
-            }
-            guard table.values.filter({ $0.network == network }).count < policy.heldPerNetwork else {
-                throw Refusal(
-                    status: 429,
-                    reason: "your network holds its maximum of \(policy.heldPerNetwork) "
-                        + "uploaded tests not yet run; run them or wait until they expire")
-            }
+            try checkRoom(in: table, network: network, replacing: nil)
         }
         guard uploads.take(network, now: now) else {
             let minutes = max(1, (uploads.secondsUntilNext(network, now: now) + 59) / 60)
@@ -105,13 +94,36 @@ package final class ClientTraceStore: Sendable {
         }
         let replay = try validated(body)
         let key = Key(userID: userID, address: address, name: replay.name)
-        held.withLock { table in
+        // Checked again with the insertion, under one lock: uploads from one network that arrive together all pass
+        // the first check while the others are still being parsed (the attack suite's flood of eight at a time
+        // once held five where four are allowed).
+        try held.withLock { table throws(Refusal) in
+            Self.purge(&table, now: now)
+            try checkRoom(in: table, network: network, replacing: key)
             table[key] = Held(replay: replay, network: network, expires: now.advanced(by: policy.lifetime))
         }
         keep(body, userID: userID, name: replay.name)
         return Receipt(
             replayName: replay.name, expiresInSeconds: Int(policy.lifetime.components.seconds),
             replayBytes: replay.client.bytesUp + replay.server.tcpFlows.reduce(0) { $0 + $1.responseBytes })
+    }
+
+    /// Refuses when holding one more upload from `network` would pass a held bound; an upload that replaces the one
+    /// held under `replacing` (the same user, address and name) takes no more room.
+    private func checkRoom(in table: [Key: Held], network: String, replacing key: Key?) throws(Refusal) {
+        if let key, table[key] != nil { return }
+        guard table.count < policy.heldTotal else {
+            throw Refusal(
+                status: 429,
+                reason: "this server holds its maximum of \(policy.heldTotal) uploaded "
+                    + "tests; try again in a few minutes")
+        }
+        guard table.values.filter({ $0.network == network }).count < policy.heldPerNetwork else {
+            throw Refusal(
+                status: 429,
+                reason: "your network holds its maximum of \(policy.heldPerNetwork) "
+                    + "uploaded tests not yet run; run them or wait until they expire")
+        }
     }
 
     /// The upload of `name` held for `userID` at `address`, removed from the store (a replay takes it once; the
