@@ -35,6 +35,44 @@ struct InterfaceCaptureTests {
         #expect(left.isEmpty, "\(left)")
     }
 
+    /// Whether this machine can capture on loopback (libpcap installed, CAP_NET_RAW).
+    static let loopbackCaptures =
+        InterfaceCaptures(
+            settings: InterfaceCaptureSettings(interface: "lo"), directory: "/nonexistent",
+            logger: Logger(label: "test")
+        ).availability() == nil
+
+    @Test(
+        "captures that start together from different networks stay within the overall bound",
+        .enabled(if: loopbackCaptures, "capturing on lo needs libpcap and CAP_NET_RAW")
+    )
+    func overallBoundUnderConcurrentStarts() async throws {
+        let directory = TestResources.temporaryDirectory("wehe-capture")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var settings = InterfaceCaptureSettings(interface: "lo")
+        settings.maximumConcurrent = 2
+        let captures = InterfaceCaptures(settings: settings, directory: directory, logger: Logger(label: "test"))
+        // Sixteen threads of their own, each starting one capture for a client of another /24: opening the
+        // interface takes a while, and the overall bound used to count only the captures already open, so starts
+        // that arrived together all passed it.
+        let started = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    try await onOwnThread {
+                        captures.start(
+                            id: UInt64(index + 1), client: "198.18.\(index).2", tcpPorts: [80], udpPorts: [],
+                            relativePath: "replay/x/\(index).pcap") ? 1 : 0
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        let running = captures.count
+        await captures.finishAll()
+        #expect(started == settings.maximumConcurrent)
+        #expect(running == settings.maximumConcurrent)
+    }
+
     @Test("a test whose capture cannot start still runs to its result, and leaves no pcap")
     func testRunsWithoutCapture() async throws {
         let directory = TestResources.temporaryDirectory("wehe-capture")

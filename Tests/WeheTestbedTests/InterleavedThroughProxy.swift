@@ -39,23 +39,25 @@ enum InterleavedThroughProxy {
         return logger
     }
 
-    /// Runs `rounds` interleaved rounds of `app` with the proxy shaping flows that match `pattern`; `configure`
-    /// adjusts the client. Takes its turn with the other proxy suites and starts over on a port collision.
+    /// Runs `rounds` interleaved rounds of `app` with the proxy shaping flows that match `pattern`; `sampleCount` is
+    /// what the server's grant asks for (the published 100 by default); `configure` adjusts the client. Takes its
+    /// turn with the other proxy suites and starts over on a port collision.
     static func run(
         app: String, pattern: String, shaping: ThrottlingProxyConfiguration.Shaping, userID: String, rounds: Int,
-        configure: @Sendable (inout ReplayClientConfiguration) -> Void = { _ in }
+        sampleCount: Int = 100, configure: @Sendable (inout ReplayClientConfiguration) -> Void = { _ in }
     ) async throws -> Run {
         try await ProxySuiteGate.run {
             try await PortCollisions.retrying {
                 try await runOnce(
-                    app: app, pattern: pattern, shaping: shaping, userID: userID, rounds: rounds, configure: configure)
+                    app: app, pattern: pattern, shaping: shaping, userID: userID, rounds: rounds,
+                    sampleCount: sampleCount, configure: configure)
             }
         }
     }
 
     private static func runOnce(
         app: String, pattern: String, shaping: ThrottlingProxyConfiguration.Shaping, userID: String, rounds: Int,
-        configure: @Sendable (inout ReplayClientConfiguration) -> Void
+        sampleCount: Int, configure: @Sendable (inout ReplayClientConfiguration) -> Void
     ) async throws -> Run {
         let library = ReplayLibrary(directory: TestResources.sharedReplays)
         let test = try ReplayClient.Test.load(app, from: library, catalog: try library.catalog())
@@ -70,6 +72,7 @@ enum InterleavedThroughProxy {
         server.analyzerPlainPort = 0
         server.replayPorts = .ephemeral
         server.extraReplayPorts = []
+        server.sampleCount = sampleCount
         server.limits.shutdownGracePeriod = .seconds(1)
         let replayServer = try ReplayServer(configuration: server)
         return try await withThrowingTaskGroup(of: Run?.self) { group in

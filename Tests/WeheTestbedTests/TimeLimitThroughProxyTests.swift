@@ -70,10 +70,12 @@ struct TimeLimitThroughProxyTests {
             #expect(outcome.bytesReceived > 0 && outcome.bytesReceived < originalBytes / 10)
         }
 
-        // The published verdict: the samples end at the deadline, and the analysis compares what they covered.
+        // The published verdict: the samples end at the deadline, and the analysis compares what they covered. The
+        // replay stops when the deadline's task runs; on a loaded machine that was 0.14 s late once, so the bound
+        // allows half a second (a replay that ran on past the deadline would take about 100 s at 1 Mbit/s).
         let original = try #require(result.original)
         #expect(original.reachedDeadline)
-        #expect(result.originalSamples.times.last ?? 0 <= 3.1)
+        #expect(result.originalSamples.times.last ?? 0 <= Double(Self.deadline.components.seconds) + 0.5)
         #expect(result.summary.originalMeanMbps < 1.5, "\(result.summary)")
         #expect(result.replaysCutShort.first == .original)
         let note = try #require(result.timeLimitNote)

@@ -44,6 +44,10 @@ package final class InterfaceCaptures: Sendable {
     private struct State {
         var running: [UInt64: Running] = [:]
         var perNetwork: [String: Int] = [:]
+        /// Captures running or still opening: the sum of `perNetwork`. A capture is counted here from the moment
+        /// it is admitted, before its interface is opened, so that starts arriving together cannot all pass the
+        /// overall bound while none of them is running yet.
+        var held = 0
         var lastFailure: String?
     }
     private let state = Mutex(State())
@@ -101,10 +105,11 @@ package final class InterfaceCaptures: Sendable {
     package func start(id: UInt64, client: String, tcpPorts: [Int], udpPorts: [Int], relativePath: String) -> Bool {
         let network = AddressText.network(client)
         let admitted: Bool = state.withLock { state in
-            guard state.running.count < settings.maximumConcurrent,
+            guard state.held < settings.maximumConcurrent,
                 state.perNetwork[network, default: 0] < settings.maximumPerNetwork
             else { return false }
             state.perNetwork[network, default: 0] += 1
+            state.held += 1
             return true
         }
         guard admitted else {
@@ -185,6 +190,7 @@ package final class InterfaceCaptures: Sendable {
     private static func release(_ network: String, in state: inout State) {
         let left = state.perNetwork[network, default: 1] - 1
         state.perNetwork[network] = left > 0 ? left : nil
+        state.held = max(0, state.held - 1)
     }
 
     /// Logs why a capture did not start: at notice the first time a reason appears, at debug while it repeats.
