@@ -818,7 +818,28 @@ def change_analysis(rounds, alpha=0.008, margin=0.05):
     split = splits[j]
     p = count / float(1 << r)
 
-    def part(lo, hi):
+    # The bins that share a sample interval with the change in any replay: each replay's sample whose cumulative
+    # bytes first reach the change, widened to whole bins (down at its start, up at its end).
+    change_mb = total * split / bins
+    width = total / bins
+    starts, ends = [], []
+    for o, c in rounds:
+        for mbps, times in (o, c):
+            cumulative = np.array(change_cumulative(mbps, times))
+            hits = np.nonzero(cumulative >= change_mb)[0]
+            if len(hits) == 0:
+                continue
+            k = int(hits[0])
+            starts.append(math.floor((cumulative[k - 1] if k > 0 else 0.0) / width))
+            ends.append(math.ceil(cumulative[k] / width))
+    blur_lo = min(starts + [split])
+    blur_hi = max(min(max(ends + [0]), bins), split)
+
+    def part(lo, hi, keep_lo, keep_hi):
+        full_so = dur_o[:, lo:hi].sum(axis=1)
+        # The verdict leaves the blurred bins out, unless nothing of the part would be left.
+        if keep_hi > keep_lo:
+            lo, hi = keep_lo, keep_hi
         mb = total * (hi - lo) / bins
         so, sc = dur_o[:, lo:hi].sum(axis=1), dur_c[:, lo:hi].sum(axis=1)
         ratio = [float(v) for v in np.log((8 * mb / so + 0.001) / (8 * mb / sc + 0.001))]
@@ -827,10 +848,12 @@ def change_analysis(rounds, alpha=0.008, margin=0.05):
         p_less = sign_flip_exact_count([v - math.log(1 - margin) for v in ratio], "less") / n
         p_greater = sign_flip_exact_count([v - math.log(1 + margin) for v in ratio], "greater") / n
         p_part = min(1.0, 2 * min(p_less, p_greater))
-        return {"slowdown": 1 - math.exp(np.mean(ratio)), "originalSeconds": float(np.median(so)), "pValue": p_part,
+        return {"slowdown": 1 - math.exp(np.mean(ratio)), "originalSeconds": float(np.median(full_so)),
+                "pValue": p_part,
                 "differentiation": bool(r >= 8 and p_part <= alpha)}
 
-    before, after = part(0, split), part(split, bins)
+    before = part(0, split, 0, min(split, blur_lo))
+    after = part(split, bins, max(split, blur_hi), bins)
     differ = abs(math.log((1 - before["slowdown"]) / (1 - after["slowdown"]))) > -math.log(1 - margin)
     return {
         "bins": bins, "minimumSegment": seg, "split": split, "statistic": float(observed), "pValue": p,

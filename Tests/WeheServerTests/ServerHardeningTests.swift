@@ -33,7 +33,9 @@ struct ServerHardeningTests {
             let connection = try await RawConnection.connect(port: port, deadline: .seconds(30))
             let start = ContinuousClock.now
             try await connection.channel.executeThenClose { inbound, outbound in
-                try await outbound.write(ByteBuffer(string: "GET /Results?command=defaultSetting HTTP/1.1\r\n"))
+                // Under a full run's load this task can first run after the server's 2-s deadline has closed the
+                // connection: the write then fails, and the connection was closed at the deadline all the same.
+                try? await outbound.write(ByteBuffer(string: "GET /Results?command=defaultSetting HTTP/1.1\r\n"))
                 // One header byte every 200 ms, for up to 20 s: never a complete head.
                 let trickle = Task {
                     for index in 0..<100 {
@@ -48,14 +50,15 @@ struct ServerHardeningTests {
             }
             #expect(start.duration(to: .now) < .seconds(10))
             // The analyzer still answers a normal request. Under a full test run's load the server's loop can take
-            // a new connection later than this test's 2-s request deadline and close it unanswered (seen once in CI:
-            // status 0), so a few fresh connections are tried; a server the trickle had wedged answers none of them.
+            // a new connection later than this test's 2-s request deadline and close it unanswered (seen in CI: status
+            // 0 once, and once "I/O on closed channel" when the request was written after the close), so a few fresh
+            // connections are tried; a server the trickle had wedged answers none of them.
             var statuses: [Int] = []
             for _ in 0..<5 {
-                let answer = try await LocalizationFleetTests.request(
+                let answer = try? await LocalizationFleetTests.request(
                     port: port, target: "/Results?command=defaultSetting")
-                statuses.append(answer.status)
-                if answer.status == 200 { break }
+                statuses.append(answer?.status ?? 0)
+                if answer?.status == 200 { break }
             }
             #expect(statuses.last == 200, "statuses: \(statuses)")
         }
