@@ -90,6 +90,7 @@ final class FakeWeheServer: Sendable {
     let traces: [String: ReplayTrace]
     let state: Mutex<State>
     private let channels = Mutex<[any Channel]>([])
+    private let refusingPorts = Mutex<[RefusingPort]>([])
     private let ports = Mutex<(side: Int, tcp: Int, udp: Int, analyzer: Int, closed: Int)>((0, 0, 0, 0, 0))
 
     var sideChannelPort: Int { ports.withLock { $0.side } }
@@ -185,10 +186,11 @@ final class FakeWeheServer: Sendable {
             }
             .bind(host: host, port: analyzerPort).get()
         channels.withLock { $0.append(analyzer) }
-        // A port nobody listens on: bind, note, close.
-        let closed = try await ServerBootstrap(group: group).bind(host: host, port: 0).get()
-        let closedPort = closed.localAddress?.port ?? 1
-        try await closed.close().get()
+        // A port that refuses connections while this server lives (a closed listener's port can be handed to
+        // another test's server at once in a parallel run).
+        let refusing = try RefusingPort(host: host)
+        refusingPorts.withLock { $0.append(refusing) }
+        let closedPort = refusing.port
         ports.withLock {
             $0 = (
                 side.localAddress?.port ?? 0, tcp.localAddress?.port ?? 0, udp.localAddress?.port ?? 0,

@@ -2,6 +2,7 @@ import NIOCore
 import NIOPosix
 import Synchronization
 import Testing
+import WeheTestKit
 
 @testable import WeheTestbed
 
@@ -184,11 +185,11 @@ struct TCPProxyTests {
     @Test("an unreachable upstream closes the client's connection and counts a failed flow")
     func unreachableUpstream() async throws {
         let clock = ManualClock()
-        // A port that was just free: bind and close a listener.
-        let closed = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = closed.localAddress?.port ?? 1
-        try await closed.close()
+        // A port that refuses connections and stays reserved for the test: a closed listener's port was once
+        // handed to another test's Wehe server in a full parallel run, which answered the proxy's flow.
+        let refusing = try RefusingPort(host: "127.0.0.1")
+        defer { withExtendedLifetime(refusing) {} }
+        let port = refusing.port
         let proxy = try ThrottlingProxy(configuration: configuration(upstreamPort: port, clock: clock))
         try await proxy.withRunning { bound in
             let response = try? await LoopbackPeers.tcpExchange(
