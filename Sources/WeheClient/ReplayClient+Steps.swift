@@ -15,6 +15,7 @@ extension ReplayClient {
     ///   - tls: the context for the side channel (used only when the configuration asks for TLS there).
     ///   - publicAddresses: what the server's address discovery answered earlier in this test, per port; the
     ///     discovery (a connection and a request, two round trips) runs only for a port it has no answer for.
+    ///   - ahead: within a test of many replays, the side channels opened ahead of the replays that use them.
     /// - Returns: the replay's outcome and what else the session saw (the received datagrams of a UDP replay).
     /// - Throws: `ReplayClientError` as `ReplaySession.run` does.
     func replaySession(
@@ -28,6 +29,7 @@ extension ReplayClient {
         deadline: Duration? = nil,
         keepsRefusedSamples: Bool = false,
         publicAddresses: PublicAddressCache? = nil,
+        ahead: SideChannelAhead? = nil,
         onProgress: @escaping @Sendable (ReplayProgress) -> Void
     ) async throws(ReplayClientError) -> ReplaySession.Outcome {
         var realIP = "127.0.0.1"
@@ -50,6 +52,7 @@ extension ReplayClient {
             declaration: declaration, trace: trace, appDuration: appDuration, onProgress: onProgress)
         session.deadline = deadline
         session.keepsRefusedSamples = keepsRefusedSamples
+        session.ahead = ahead
         return try await session.run()
     }
 

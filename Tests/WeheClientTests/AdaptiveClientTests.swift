@@ -25,10 +25,15 @@ struct AdaptiveClientTests {
         }
         let sensitive = try #require(result.sensitive)
         let seen = rounds.withLock { $0 }
+        // The side channel the last replay opened ahead for a next round that never came is closed unused.
+        let allClosed = await waitUntil { server.snapshot.sideChannelsClosed == server.snapshot.sideChannelsAccepted }
+        #expect(allClosed)
         let state = server.snapshot
+        let declared = state.messages.filter { !$0.isEmpty }
+        #expect(state.messages.count - declared.count == 1, "side channels without a message")
         // Two side channels per round, history counts 1, 2, … in order, the second of each pair ends the test.
-        #expect(state.messages.count == 2 * seen.count)
-        for (index, messages) in state.messages.enumerated() {
+        #expect(declared.count == 2 * seen.count)
+        for (index, messages) in declared.enumerated() {
             let fields = messages[0].split(separator: ";").map(String.init)
             #expect(fields[4] == String(index / 2 + 1), "\(messages[0])")
             #expect(fields[5] == (index % 2 == 1 ? "True" : "False"), "\(messages[0])")
@@ -147,6 +152,77 @@ struct AdaptiveClientTests {
         #expect(server.snapshot.declarations.last?.realIP == (answer ?? "127.0.0.1"))
     }
 
+    @Test("a replay sends NoIperf and NoMobileStats without waiting for the permission")
+    func declarationPipelined() async throws {
+        // This server answers the permission only once NoIperf has arrived: a client that waited for the permission
+        // first would time out here.
+        var behaviour = FakeWeheServer.Behaviour()
+        behaviour.grantsAfterNoIperf = true
+        let (server, tests) = try await Harness.start(["tinyweb"], behaviour)
+        defer { Task { await server.stop() } }
+        var configuration = Harness.configuration(server)
+        configuration.timing.sideChannelRead = .seconds(5)
+        let client = ReplayClient(configuration: configuration)
+        let outcome = try await client.replaySession(
+            tests[0].original, role: .original, historyCount: 1, endOfTest: true, appDuration: nil,
+            address: "127.0.0.1", tls: try client.makeTLS(), onProgress: { _ in })
+        #expect(outcome.outcome.bytesReceived > 0)
+        let messages = try #require(server.snapshot.messages.first)
+        #expect(Array(messages.dropFirst().prefix(3)) == ["[-1, null, null]", "NoIperf", "NoMobileStats"])
+    }
+
+    @Test(
+        "a replay's next side channel is opened ahead; one the server closes before answering costs a fresh one",
+        arguments: [false, true])
+    func sideChannelsOpenedAhead(closesAtFirstBytes: Bool) async throws {
+        // Every second side channel the server accepts (each one opened ahead, after the first replay's own) is
+        // closed without an answer: at once (the client's TLS handshake fails and the replay connects anew) or
+        // when the declaration arrives (the replay finds it closed and declares again on a fresh connection).
+        var behaviour = FakeWeheServer.Behaviour()
+        behaviour.closeSideChannelsAccepted = { $0 % 2 == 1 }
+        behaviour.closesAtFirstBytes = closesAtFirstBytes
+        let (server, tests) = try await Harness.start(["tinyweb"], behaviour)
+        defer { Task { await server.stop() } }
+        let client = ReplayClient(configuration: Harness.configuration(server))
+        let tls = try client.makeTLS()
+        let ahead = SideChannelAhead()
+        for historyCount in 1...3 {
+            let outcome = try await client.replaySession(
+                tests[0].original, role: .original, historyCount: historyCount, endOfTest: false, appDuration: nil,
+                address: "127.0.0.1", tls: tls, ahead: ahead, onProgress: { _ in })
+            #expect(outcome.outcome.bytesReceived > 0)
+            // Each replay leaves the next one's side channel opening or open.
+            #expect(ahead.isHolding)
+        }
+        ahead.discard()
+        // Accepted in order: 1st replay's own, its ahead (closed), 2nd replay's own, its ahead (closed), 3rd replay's
+        // own, its ahead (closed at once; closed by the client unused when the server waits for its first bytes).
+        #expect(await waitUntil { server.snapshot.sideChannelsAccepted == 6 })
+        let state = server.snapshot
+        #expect(state.sideChannelsEvicted == (closesAtFirstBytes ? 2 : 3))
+        #expect(state.declarations.map(\.historyCount) == [1, 2, 3])
+        #expect(state.messages.count == 3 && state.messages.allSatisfy { !$0.isEmpty })
+
+        // Without evictions each replay after the first declares on the connection the one before opened: one
+        // connection per replay, and one left over, closed unused.
+        let (calm, calmTests) = try await Harness.start(["tinyweb"])
+        defer { Task { await calm.stop() } }
+        let calmClient = ReplayClient(configuration: Harness.configuration(calm))
+        let calmTLS = try calmClient.makeTLS()
+        let calmAhead = SideChannelAhead()
+        for historyCount in 1...3 {
+            _ = try await calmClient.replaySession(
+                calmTests[0].original, role: .original, historyCount: historyCount, endOfTest: false,
+                appDuration: nil, address: "127.0.0.1", tls: calmTLS, ahead: calmAhead, onProgress: { _ in })
+        }
+        calmAhead.discard()
+        #expect(await waitUntil { calm.snapshot.sideChannelsClosed == 4 })
+        let calmState = calm.snapshot
+        #expect(calmState.sideChannelsAccepted == 4)
+        #expect(calmState.declarations.map(\.historyCount) == [1, 2, 3])
+        #expect(calmState.messages.filter(\.isEmpty).count == 1)
+    }
+
     @Test("a short UDP round lasts until the trace's datagrams reach a twentieth of their bytes, 1 s at least")
     func udpRound() throws {
         let pair = CSPair(clientAddress: "10.0.0.1", clientPort: 40000, serverAddress: "10.0.0.2", serverPort: 3478)
@@ -200,4 +276,13 @@ struct AdaptiveClientTests {
         #expect(whole.packets.map(\.responseLength) == [1_000, 50_000])
         #expect(trace.prefix(bytes: 1_000_000) == trace)
     }
+}
+
+/// Waits up to 10 s for a condition that other tasks' socket work makes true.
+private func waitUntil(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<1000 {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
 }

@@ -42,6 +42,14 @@ final class FakeWeheServer: Sendable {
         var closeUncleanlyAfterDeclaration = false
         /// Leave the port-map entry out.
         var omitPortMap = false
+        /// Send the permission only once `NoIperf` has arrived: a client that waits for the permission before it
+        /// sends `NoIperf` never gets it (the client sends messages 1, 2, 4 and 5 in one write).
+        var grantsAfterNoIperf = false
+        /// Close the side channels accepted at these positions (0 = the first) without answering: at once, as a
+        /// server evicting idle connections under a flood does, or when their first bytes arrive (after the TLS
+        /// handshake), as a server restarted meanwhile does.
+        var closeSideChannelsAccepted: @Sendable (Int) -> Bool = { _ in false }
+        var closesAtFirstBytes = false
         /// WeHeY: the pair `getServers` answers (`[ip1, ip2, networks]`); `nil` answers "No Y-topology found.".
         var serverPair: [String]?
         /// WeHeY: what `localize` answers.
@@ -73,6 +81,9 @@ final class FakeWeheServer: Sendable {
         var messages: [[String]] = []
         var uploads: [Upload] = []
         var sideChannelsClosed = 0
+        /// Side channels accepted, and how many of them were closed at once (`closeSideChannelsAccepted`).
+        var sideChannelsAccepted = 0
+        var sideChannelsEvicted = 0
         var analyzeRequests: [[String: String]] = []
         var resultQueries = 0
         var queriesAfterSuccess = 0
@@ -240,14 +251,32 @@ final class FakeSideChannelHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        index = server.state.withLock { state in
+        let evict = server.behaviour.closeSideChannelsAccepted
+        let atOnce = !server.behaviour.closesAtFirstBytes
+        let evicted = server.state.withLock { state in
+            let position = state.sideChannelsAccepted
+            state.sideChannelsAccepted += 1
+            guard !evict(position) else {
+                if atOnce { state.sideChannelsEvicted += 1 }
+                return true
+            }
             state.messages.append([])
-            return state.messages.count - 1
+            index = state.messages.count - 1
+            return false
+        }
+        if evicted && atOnce {
+            context.close(promise: nil)
+            return
         }
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard index >= 0 else {
+            server.state.withLock { $0.sideChannelsEvicted += 1 }
+            context.close(promise: nil)
+            return
+        }
         framer.append(unwrapInboundIn(data).readableBytesView)
         while let frame = try? framer.nextFrame() {
             handle(String(decoding: frame, as: UTF8.self), frame: frame, channel: context.channel)
@@ -264,7 +293,8 @@ final class FakeSideChannelHandler: ChannelInboundHandler {
             if let declaration { server.state.withLock { $0.declarations.append(declaration) } }
         case 2 where server.behaviour.closeUncleanlyAfterDeclaration:
             (try? channel.pipeline.syncOperations.handler(type: UncleanCloser.self))?.closeSocket()
-        case 2:
+        case 2, 3:
+            guard (position == 3) == server.behaviour.grantsAfterNoIperf else { return }
             let grant = server.behaviour.permission ?? "1;127.0.0.1;\(server.behaviour.sampleCount)"
             FakeWeheServer.send(grant, on: channel)
             if grant.hasPrefix("0") { channel.close(promise: nil) }

@@ -38,6 +38,10 @@ extension ReplayClient {
         let tls = try makeTLS()
         // Every round's replays declare the same public address: it is discovered once per port for the test.
         let publicAddresses = PublicAddressCache()
+        // Each replay opens the next one's side channel while it hands over its samples; the one the last round
+        // opened is closed unused when the run ends, whichever way.
+        let ahead = SideChannelAhead()
+        defer { ahead.discard() }
         var monitor = AdaptiveAnalysis.Monitor(plan.rule)
         var floorDone = plan.shortRound == plan.floorRound
         var firstHistoryCount: Int?
@@ -184,12 +188,13 @@ extension ReplayClient {
             do {
                 let measured = try await adaptiveRound(
                     test, cut: cut, historyCount: historyCount, address: address, tls: tls,
-                    publicAddresses: publicAddresses, onEvent: onEvent)
+                    publicAddresses: publicAddresses, ahead: ahead, onEvent: onEvent)
                 outcomes = measured.outcomes
                 refusedSamples += measured.refusals.count
                 if lastRefusal == nil { lastRefusal = measured.refusals.first }
             } catch let error where fallBack && round == 1 && Self.serverCannotServeRounds(error) {
                 // Nothing measured yet: the published test, said as such.
+                ahead.discard()
                 var result = try await run(test, onEvent: onEvent)
                 let remark =
                     "the server could not serve the adaptive verdict's short rounds (\(error.message)); "
@@ -346,6 +351,7 @@ extension ReplayClient {
         address: String,
         tls: NIOSSLContext?,
         publicAddresses: PublicAddressCache? = nil,
+        ahead: SideChannelAhead? = nil,
         onEvent: @escaping @Sendable (ReplayClientEvent) -> Void
     ) async throws(ReplayClientError) -> (outcomes: [ReplayRole: ReplayOutcome], refusals: [String]) {
         let order: [ReplayRole] = Bool.random() ? [.original, .control] : [.control, .original]
@@ -372,7 +378,7 @@ extension ReplayClient {
                 outcome = try await replaySession(
                     trace, role: role, historyCount: historyCount, endOfTest: offset == order.count - 1,
                     appDuration: appDuration, address: address, tls: tls, deadline: deadline,
-                    keepsRefusedSamples: true, publicAddresses: publicAddresses,
+                    keepsRefusedSamples: true, publicAddresses: publicAddresses, ahead: ahead,
                     onProgress: { onEvent(.replayProgress(test: test.entry.id, role: role, progress: $0)) })
             } catch  where Task.isCancelled {
                 throw ReplayClientError(.cancelled, "the test was cancelled")

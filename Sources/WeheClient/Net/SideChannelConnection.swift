@@ -72,16 +72,25 @@ final class SideChannelConnection: Sendable {
         }
     }
 
+    /// Whether the connection is still open (a connection opened ahead of its replay may have been closed by the
+    /// server meanwhile).
+    var isOpen: Bool { channel.isActive }
+
     /// Sends one framed text message.
     func send(_ body: String) async throws(ReplayClientError) {
-        let bytes = SideChannelFramer.frame(body)
+        try await send([body])
+    }
+
+    /// Sends framed text messages in one write (one segment where they fit), in order.
+    func send(_ bodies: [String]) async throws(ReplayClientError) {
+        let bytes = bodies.flatMap { SideChannelFramer.frame($0) }
         let channel = self.channel
         do {
             try await channel.writeAndFlush(channel.allocator.buffer(bytes: bytes)).value(onCancel: {
                 channel.close(promise: nil)
             })
         } catch {
-            throw failure(error, doing: "sending '\(body.prefix(20))'")
+            throw failure(error, doing: "sending '\(bodies.first?.prefix(20) ?? "")'")
         }
     }
 

@@ -35,6 +35,9 @@ struct ReplaySession: Sendable {
     /// A server's refusal to store the samples ends the replay normally (the client measured it all the same): the
     /// adaptive verdict's rounds, which no server analyses, keep their measurement.
     var keepsRefusedSamples = false
+    /// Within a test of many replays against this server: where this replay finds a side channel opened for it,
+    /// and opens the next replay's once its bytes are in (`SideChannelAhead`).
+    var ahead: SideChannelAhead? = nil
 
     /// Runs the replay. A recorded test the server does not have (`0;1`) is uploaded once
     /// (`ReplayClientConfiguration.clientTraceUpload`) and declared again.
@@ -52,26 +55,68 @@ struct ReplaySession: Sendable {
 
     private func runOnce() async throws(ReplayClientError) -> Outcome {
         let tracker = UDPFlowTracker()
-        let timing = configuration.timing
+        let port = configuration.sideChannelPort
+        if let ahead, let ready = await ahead.take(host: serverAddress, port: port, tls: tls) {
+            ready.notifications.deliver(to: { tracker.record($0) })
+            let granted: Granted?
+            do {
+                granted = try await declare(on: ready.connection)
+            } catch {
+                // A connection opened ahead that the server closed before answering the declaration (an idle
+                // connection evicted under a flood, a server restarted meanwhile) costs only a connection of the
+                // replay's own; any other failure is the server's answer and stands.
+                let closedUnderIt = !ready.connection.isOpen
+                await ready.connection.close()
+                guard closedUnderIt, error.code != .admissionRefused, error.code != .cancelled else { throw error }
+                configuration.logger.debug(
+                    "the side channel opened ahead was closed before the declaration was answered; opening another",
+                    metadata: ["wehe.error": "\(error.message)"])
+                granted = nil
+            }
+            if let granted { return try await finish(on: ready.connection, granted, tracker: tracker) }
+        }
         let connection = try await SideChannelConnection.connect(
-            host: serverAddress, port: configuration.sideChannelPort, tls: tls, connectTimeout: timing.connect,
+            host: serverAddress, port: port, tls: tls, connectTimeout: configuration.timing.connect,
             onNotification: { tracker.record($0) })
+        let granted: Granted
         do {
-            let outcome = try await exchange(connection, tracker: tracker)
-            await connection.close()
-            return outcome
+            granted = try await declare(on: connection)
         } catch {
             await connection.close()
             throw error
         }
+        return try await finish(on: connection, granted, tracker: tracker)
     }
 
-    private func exchange(_ side: SideChannelConnection, tracker: UDPFlowTracker) async throws(ReplayClientError)
-        -> Outcome
+    /// What the server's permission granted.
+    private struct Granted {
+        var clientIP: String
+        var sampleCount: Int
+    }
+
+    /// Runs the rest of the exchange after the grant and closes the connection on every path.
+    private func finish(on side: SideChannelConnection, _ granted: Granted, tracker: UDPFlowTracker)
+        async throws(ReplayClientError) -> Outcome
     {
+        do {
+            let outcome = try await exchange(side, granted, tracker: tracker)
+            await side.close()
+            return outcome
+        } catch {
+            await side.close()
+            throw error
+        }
+    }
+
+    /// Messages 1-5: the declaration, the change spec, `NoIperf` and `NoMobileStats` in one write, then the
+    /// permission. The last two are sent before the permission arrives: on a stream the server reads them after its
+    /// answer all the same (the published server reads them after a denial too), and the replay saves the round
+    /// trip a client that waits for the permission pays.
+    private func declare(on side: SideChannelConnection) async throws(ReplayClientError) -> Granted {
         let read = configuration.timing.sideChannelRead
-        try await side.send(declaration.body)
-        try await side.send(changeSpec)
+        try await side.send([
+            declaration.body, changeSpec, SideChannelMessage.noIperf, SideChannelMessage.noMobileStats,
+        ])
         let permissionBody = try await side.receive(timeout: read, expecting: "the permission")
         let permission: PermissionReply
         do {
@@ -84,19 +129,22 @@ struct ReplaySession: Sendable {
             }
             throw ReplayClientError(.protocolViolation, "the server's permission reply is malformed: \(error.message)")
         }
-        let clientIP: String
-        let sampleCount: Int
         switch permission {
         case .granted(let ip, let count):
-            clientIP = ip
-            sampleCount = count
+            return Granted(clientIP: ip, sampleCount: count)
         case .denied(let reason, _):
             throw ReplayClientError(
                 .admissionRefused, "the server refused the test (code \(reason.rawValue)): \(reason.explanation)",
                 denial: reason)
         }
-        try await side.send(SideChannelMessage.noIperf)
-        try await side.send(SideChannelMessage.noMobileStats)
+    }
+
+    private func exchange(_ side: SideChannelConnection, _ granted: Granted, tracker: UDPFlowTracker)
+        async throws(ReplayClientError) -> Outcome
+    {
+        let read = configuration.timing.sideChannelRead
+        let clientIP = granted.clientIP
+        let sampleCount = granted.sampleCount
         let mapBody = try await side.receive(timeout: read, expecting: "the port map")
         let portMap: PortMap
         do {
@@ -122,6 +170,10 @@ struct ReplaySession: Sendable {
         } catch {
             throw ReplayClientError.replay(error, name: trace.name)
         }
+        // The replay's bytes are in: the next replay's side channel opens while this one's samples are handed over.
+        ahead?.open(
+            host: serverAddress, port: configuration.sideChannelPort, tls: tls,
+            connectTimeout: configuration.timing.connect)
         try await side.send(SideChannelMessage.clientDone(durationSeconds: outcome.duration.inSeconds))
         try await side.send(ThroughputUpload.body(outcome.samples))
         let refused: String?
