@@ -26,7 +26,11 @@ struct AdaptiveClientTests {
         let sensitive = try #require(result.sensitive)
         let seen = rounds.withLock { $0 }
         // The side channel the last replay opened ahead for a next round that never came is closed unused.
-        let allClosed = await waitUntil { server.snapshot.sideChannelsClosed == server.snapshot.sideChannelsAccepted }
+        let allClosed = await waitUntil {
+            let state = server.snapshot
+            return state.sideChannelsAccepted == 2 * seen.count + 1
+                && state.sideChannelsClosed == state.sideChannelsAccepted
+        }
         #expect(allClosed)
         let state = server.snapshot
         let declared = state.messages.filter { !$0.isEmpty }
@@ -152,12 +156,14 @@ struct AdaptiveClientTests {
         #expect(server.snapshot.declarations.last?.realIP == (answer ?? "127.0.0.1"))
     }
 
-    @Test("a replay sends NoIperf and NoMobileStats without waiting for the permission")
+    @Test(
+        "a replay sends NoIperf and NoMobileStats without waiting for the permission, and Result;No with its samples")
     func declarationPipelined() async throws {
-        // This server answers the permission only once NoIperf has arrived: a client that waited for the permission
-        // first would time out here.
+        // This server answers the permission only once NoIperf has arrived, and acknowledges the samples only once
+        // Result;No has arrived: a client that waited for either answer first would time out here.
         var behaviour = FakeWeheServer.Behaviour()
         behaviour.grantsAfterNoIperf = true
+        behaviour.acknowledgesAfterResultNo = true
         let (server, tests) = try await Harness.start(["tinyweb"], behaviour)
         defer { Task { await server.stop() } }
         var configuration = Harness.configuration(server)
@@ -169,6 +175,8 @@ struct AdaptiveClientTests {
         #expect(outcome.outcome.bytesReceived > 0)
         let messages = try #require(server.snapshot.messages.first)
         #expect(Array(messages.dropFirst().prefix(3)) == ["[-1, null, null]", "NoIperf", "NoMobileStats"])
+        #expect(messages.last == "Result;No")
+        #expect(server.snapshot.uploads.count == 1)
     }
 
     @Test(

@@ -45,6 +45,9 @@ final class FakeWeheServer: Sendable {
         /// Send the permission only once `NoIperf` has arrived: a client that waits for the permission before it
         /// sends `NoIperf` never gets it (the client sends messages 1, 2, 4 and 5 in one write).
         var grantsAfterNoIperf = false
+        /// Acknowledge the samples only once `Result;No` has arrived, with a single `OK`: a client that waits for the
+        /// acknowledgement before it sends `Result;No` never gets it.
+        var acknowledgesAfterResultNo = false
         /// Close the side channels accepted at these positions (0 = the first) without answering: at once, as a
         /// server evicting idle connections under a flood does, or when their first bytes arrive (after the TLS
         /// handshake), as a server restarted meanwhile does.
@@ -315,7 +318,7 @@ final class FakeSideChannelHandler: ChannelInboundHandler {
                         declaration: declaration, done: done, samples: samples.droppingLastSample())
                     server.state.withLock { $0.uploads.append(upload) }
                 }
-                FakeWeheServer.send("OK", on: channel)
+                if !server.behaviour.acknowledgesAfterResultNo { FakeWeheServer.send("OK", on: channel) }
             } else if text == "Result;No" {
                 FakeWeheServer.send("OK", on: channel)
             }

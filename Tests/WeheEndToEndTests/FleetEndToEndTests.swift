@@ -296,9 +296,11 @@ struct FleetCommandLineTests {
                     try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
                 #expect(object["test"] as? String == "tinyweb")
                 #expect(fakes.locate.requests.map(\.unidentified) == ["/v2/nearest/wehe/replay"])
-                let sessions = fakes.envelopes.sessions
-                #expect(sessions.map(\.token) == ["token-2"])
-                #expect(sessions.first?.closedAt != nil, "the envelope is closed when the command ends")
+                // The fake sees the close on its own event loop, after the process has exited.
+                #expect(
+                    await fakes.envelopes.wait { $0.first?.closedAt != nil },
+                    "the envelope is closed when the command ends")
+                #expect(fakes.envelopes.sessions.map(\.token) == ["token-2"])
                 let userID = try #require(Self.userID(data))
                 let count = try #require(object["historyCount"] as? Int)
                 let record = try #require(

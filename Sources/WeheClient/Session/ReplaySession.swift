@@ -6,8 +6,8 @@ import WeheReplay
 import WeheWire
 
 /// One replay of a test over its own side channel (protocol.md section 5.2): ID declaration, `[-1, null, null]`,
-/// permission, `NoIperf`, `NoMobileStats`, port map, sender count, the replay, `DONE;<seconds>`, the samples, `OK`
-/// (skipping `STARTED`/`DONE` notifications), `Result;No`, close. The side channel is closed on every path,
+/// `NoIperf` and `NoMobileStats` in one write, permission, port map, sender count, the replay, `DONE;<seconds>`, the
+/// samples and `Result;No` in one write, `OK` (skipping `STARTED`/`DONE` notifications), close. The side channel is closed on every path,
 /// including errors and cancellation, so the server releases the client's slot.
 struct ReplaySession: Sendable {
     /// What one replay produced.
@@ -174,19 +174,19 @@ struct ReplaySession: Sendable {
         ahead?.open(
             host: serverAddress, port: configuration.sideChannelPort, tls: tls,
             connectTimeout: configuration.timing.connect)
-        try await side.send(SideChannelMessage.clientDone(durationSeconds: outcome.duration.inSeconds))
-        try await side.send(ThroughputUpload.body(outcome.samples))
+        // `DONE`, the samples and `Result;No` go in one write, and the first `OK` (the samples' acknowledgement) ends
+        // the exchange, as the published clients do: the reply to `Result;No` is a courtesy neither reads, and the
+        // server has stored the samples before its first `OK`.
+        try await side.send([
+            SideChannelMessage.clientDone(durationSeconds: outcome.duration.inSeconds),
+            ThroughputUpload.body(outcome.samples), SideChannelMessage.resultNo,
+        ])
         let refused: String?
         do {
             try await awaitOK(side, what: "the server's acknowledgement of the samples")
             refused = nil
         } catch let error where keepsRefusedSamples && error.message.hasPrefix(Self.refusalLead) {
             refused = String(error.message.dropFirst(Self.refusalLead.count))
-        }
-        if refused == nil {
-            try await side.send(SideChannelMessage.resultNo)
-            // The reply to Result;No is a courtesy; the published Java client closes without reading it.
-            _ = try? await side.receive(timeout: .seconds(2), expecting: "the final OK")
         }
         return Outcome(
             outcome: outcome, clientIP: clientIP, receivedDatagrams: (transport as? UDPReplayTransport)?.receipts.all,
