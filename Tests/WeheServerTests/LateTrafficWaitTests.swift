@@ -84,5 +84,13 @@ struct LateTrafficWaitTests {
         #expect(!short.meets(requirement))
         #expect(short.clientBytes > 10)
         #expect(started.duration(to: .now) >= .seconds(2))
+        // A TCP replay whose connection is over (the client closed it before its DONE) has its final count: it is
+        // judged at once. With a grace and a quiet period of ten minutes, a wait would end the suite at its limit.
+        let closed = session(5)
+        closed.recordTraffic(clientBytes: 10, active: true)
+        closed.markTCPFinished()
+        let final = await closed.progress(meeting: requirement, within: .seconds(600), quiet: .seconds(600))
+        #expect(!final.meets(requirement))
+        #expect(final.clientBytes == 10)
     }
 }

@@ -97,6 +97,8 @@ struct TCPReplayHandler {
                 // closing now would throw it away. Wait for the client's end of stream (it closes once it has read
                 // everything); the lifetime timer bounds the wait.
                 while try await iterator.next() != nil {}
+                // Every byte of the replay is counted: a DONE waiting for late traffic need not wait any longer.
+                claimed.markTCPFinished()
                 if let sampler { await saveLoss(sampler, session: claimed, logger: logger) }
                 if let running = prober {
                     let record = await running.finish()
@@ -129,6 +131,7 @@ struct TCPReplayHandler {
                 metadata: ["wehe.reason": "\(reason)", "wehe.code": "\(code)", "wehe.session": "\(session?.id ?? 0)"]
             )
         }
+        session?.markTCPFinished()
         prober?.stop()
     }
 

@@ -30,6 +30,7 @@ package final class Session: Sendable {
     struct State {
         var ready = false
         var tcpClaimed = false
+        var tcpFinished = false
         var udpFlowsStarted: [String] = []
         var closeReason: String?
         var ended = false
@@ -75,6 +76,12 @@ package final class Session: Sendable {
         }
     }
 
+    /// Marks the session's TCP replay connection over (closed by the client, or failed): its traffic is all counted.
+    package func markTCPFinished() { state.withLock { $0.tcpFinished = true } }
+
+    /// Whether the session's TCP replay connection is over (`markTCPFinished()`).
+    package var tcpFinished: Bool { state.withLock { $0.tcpFinished } }
+
     /// Whether replay traffic reached this session: its TCP connection was claimed or a UDP flow started.
     package var replayStarted: Bool { state.withLock { $0.tcpClaimed || !$0.udpFlowsStarted.isEmpty } }
 
@@ -106,8 +113,9 @@ package final class Session: Sendable {
     /// read those from its socket a moment after the side channel read DONE, so a replay that ran must not be judged
     /// on a count that is still catching up. A count that stands still is not catching up: a replay the client ended
     /// early on purpose (an adaptive verdict's short round, a client at its time limit) is judged after `quiet`, not
-    /// after the whole grace, which on a 150-ms path was 2 s of every such round's 3. Bounded: a replay that did
-    /// not run costs its side channel at most `grace`.
+    /// after the whole grace, which on a 150-ms path was 2 s of every such round's 3. A TCP replay whose connection
+    /// is already over is judged at once: its count is final. Bounded: a replay that did not run costs its side
+    /// channel at most `grace`.
     package func progress(
         meeting requirement: ReplayProgress.Requirement, within grace: Duration, quiet: Duration
     ) async -> ReplayProgress {
@@ -115,7 +123,8 @@ package final class Session: Sendable {
         let deadline = clock.now + grace
         var current = progress
         var changed = clock.now
-        while !current.meets(requirement), clock.now < deadline, changed.duration(to: clock.now) < quiet {
+        // A TCP replay whose connection is over has nothing late to count: the client closed it before its DONE.
+        while !current.meets(requirement), !tcpFinished, clock.now < deadline, changed.duration(to: clock.now) < quiet {
             try? await Task.sleep(for: .milliseconds(20))
             let next = progress
             if next != current { changed = clock.now }
