@@ -285,12 +285,3 @@ struct AdaptiveClientTests {
         #expect(trace.prefix(bytes: 1_000_000) == trace)
     }
 }
-
-/// Waits up to 10 s for a condition that other tasks' socket work makes true.
-private func waitUntil(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<1000 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}

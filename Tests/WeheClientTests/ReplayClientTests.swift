@@ -79,7 +79,8 @@ struct ReplayClientTests {
         #expect(first[4].hasPrefix("DONE;"))
         #expect(first[5].hasPrefix("[[") && first[6] == "Result;No")
         #expect(state.messages[1][0] == "@abc123xyz;1;TinyWebRandom-11212026;0;1;True;127.0.0.1;3.3")
-        #expect(state.sideChannelsClosed == 2)
+        // Both closed; the client does not wait for the server's close_notify, so the server may see it a moment later.
+        #expect(await waitUntil { server.snapshot.sideChannelsClosed == 2 })
         #expect(state.tcpConnections == 2)
         #expect(state.analyzeRequests.count == 1)
         #expect(state.analyzeRequests[0]["historyCount"] == "1" && state.analyzeRequests[0]["testID"] == "1")

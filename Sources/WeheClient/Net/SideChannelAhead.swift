@@ -2,19 +2,22 @@ import NIOSSL
 import Synchronization
 import WeheWire
 
-/// The next replay's side channel, opened while the current replay finishes, within one test of many replays
-/// against one server (the adaptive verdict's rounds).
+/// The next replay's side channel, opened while the current replay runs, within one test of many replays against
+/// one server (the adaptive verdict's rounds).
 ///
-/// Why: each replay is an ordinary Wehe test with a side channel of its own, and opening one costs the TCP
-/// handshake and, with TLS, the TLS handshake: two of the seven round trips that every replay pays besides its
-/// bytes (`Docs/testbed.md`, "Where the goals are beyond any rule of this kind"). A replay opens the next one as soon as its own bytes are in, so the
-/// handshakes overlap its `DONE`, samples and `Result;No` exchange. Nothing is sent on the new connection until the
-/// current side channel is closed, so the server sees the same messages in the same order as from a client that
-/// connects afterwards; the published server kills an earlier side channel of the same user at the next
+/// Why: each replay is an ordinary Wehe test with a side channel of its own, and opening one costs the TCP handshake
+/// and, with TLS, the TLS handshake: two of the seven round trips that every replay paid besides its bytes
+/// (`Docs/testbed.md`, "Round trips per replay"). A replay opens the next one when its own replay starts, so the
+/// handshakes are over by the time it has handed over its samples. (Opened once the replay's bytes were in, the TLS
+/// handshake still cost a round trip after the samples' `OK` on a 100-ms path.) Nothing is sent on the new connection
+/// until the current side channel is closed, so the server sees the same messages in the same order as from a client
+/// that connects afterwards; the published server kills an earlier side channel of the same user at the next
 /// declaration, which therefore never happens to a side channel still in use.
 ///
 /// What it leaves: the last round of a test opens one connection that is never used; it is closed without a byte,
-/// which a server logs as a connection that ended before its declaration.
+/// which a server logs as a connection that ended before its declaration. A server that closes a connection waiting
+/// unused (ours does after 10 s without a declaration, as in a long round on a slow path) costs the next replay a
+/// connection of its own, as before.
 final class SideChannelAhead: Sendable {
     /// A connection and where its `STARTED`/`DONE` notifications go once a replay takes it.
     struct Ready: Sendable {

@@ -7,8 +7,8 @@ import WeheWire
 
 /// One replay of a test over its own side channel (protocol.md section 5.2): ID declaration, `[-1, null, null]`,
 /// `NoIperf` and `NoMobileStats` in one write, permission, port map, sender count, the replay, `DONE;<seconds>`, the
-/// samples and `Result;No` in one write, `OK` (skipping `STARTED`/`DONE` notifications), close. The side channel is closed on every path,
-/// including errors and cancellation, so the server releases the client's slot.
+/// samples and `Result;No` in one write, `OK` (skipping `STARTED`/`DONE` notifications), close. The side channel is
+/// closed on every path, including errors and cancellation, so the server releases the client's slot.
 struct ReplaySession: Sendable {
     /// What one replay produced.
     struct Outcome: Sendable {
@@ -100,7 +100,7 @@ struct ReplaySession: Sendable {
     {
         do {
             let outcome = try await exchange(side, granted, tracker: tracker)
-            await side.close()
+            side.closeWithoutWaiting()
             return outcome
         } catch {
             await side.close()
@@ -164,16 +164,19 @@ struct ReplaySession: Sendable {
         if let deadline { engineConfiguration.deadline = min(engineConfiguration.deadline, deadline) }
         let engine = ReplayEngine(
             configuration: engineConfiguration, clock: ContinuousClock(), logger: configuration.logger)
+        // The next replay's side channel opens now, so that its TCP and TLS handshakes are over by the time this
+        // replay has handed over its samples (opened once the bytes were in, its TLS handshake still cost a round
+        // trip after the samples' OK). A server that closes it while it waits unused (ours does after 10 s without a
+        // declaration) costs the next replay a connection of its own.
+        ahead?.open(
+            host: serverAddress, port: configuration.sideChannelPort, tls: tls,
+            connectTimeout: configuration.timing.connect)
         let outcome: ReplayOutcome
         do {
             outcome = try await engine.run(trace: trace, transport: transport, onProgress: onProgress)
         } catch {
             throw ReplayClientError.replay(error, name: trace.name)
         }
-        // The replay's bytes are in: the next replay's side channel opens while this one's samples are handed over.
-        ahead?.open(
-            host: serverAddress, port: configuration.sideChannelPort, tls: tls,
-            connectTimeout: configuration.timing.connect)
         // `DONE`, the samples and `Result;No` go in one write, and the first `OK` (the samples' acknowledgement) ends
         // the exchange, as the published clients do: the reply to `Result;No` is a courtesy neither reads, and the
         // server has stored the samples before its first `OK`.
