@@ -38,8 +38,8 @@ extension ReplayClient {
         let tls = try makeTLS()
         // Every round's replays declare the same public address: it is discovered once per port for the test.
         let publicAddresses = PublicAddressCache()
-        // Each replay opens the next one's side channel while it hands over its samples; the one the last round
-        // opened is closed unused when the run ends, whichever way.
+        // Each replay opens the next one's side channel while it runs; the one the last round opened is closed
+        // unused when the run ends, whichever way.
         let ahead = SideChannelAhead()
         defer { ahead.discard() }
         var monitor = AdaptiveAnalysis.Monitor(plan.rule)

@@ -10,9 +10,10 @@ import WeheWire
 /// (`Docs/testbed.md`, "Round trips per replay"). A replay opens the next one when its own replay starts, so the
 /// handshakes are over by the time it has handed over its samples. (Opened once the replay's bytes were in, the TLS
 /// handshake still cost a round trip after the samples' `OK` on a 100-ms path.) Nothing is sent on the new connection
-/// until the current side channel is closed, so the server sees the same messages in the same order as from a client
-/// that connects afterwards; the published server kills an earlier side channel of the same user at the next
-/// declaration, which therefore never happens to a side channel still in use.
+/// until the current side channel's exchange is over (the samples' `OK` is in and the close started), so the server
+/// sees the same messages in the same order as from a client that connects afterwards; the published server kills an
+/// earlier side channel of the same user at the next declaration, which therefore never happens to a side channel
+/// still in use.
 ///
 /// What it leaves: the last round of a test opens one connection that is never used; it is closed without a byte,
 /// which a server logs as a connection that ended before its declaration. A server that closes a connection waiting

@@ -36,7 +36,7 @@ struct ReplaySession: Sendable {
     /// adaptive verdict's rounds, which no server analyses, keep their measurement.
     var keepsRefusedSamples = false
     /// Within a test of many replays against this server: where this replay finds a side channel opened for it,
-    /// and opens the next replay's once its bytes are in (`SideChannelAhead`).
+    /// and opens the next replay's when its own replay starts (`SideChannelAhead`).
     var ahead: SideChannelAhead? = nil
 
     /// Runs the replay. A recorded test the server does not have (`0;1`) is uploaded once
@@ -178,8 +178,8 @@ struct ReplaySession: Sendable {
             throw ReplayClientError.replay(error, name: trace.name)
         }
         // `DONE`, the samples and `Result;No` go in one write, and the first `OK` (the samples' acknowledgement) ends
-        // the exchange, as the published clients do: the reply to `Result;No` is a courtesy neither reads, and the
-        // server has stored the samples before its first `OK`.
+        // the exchange, as the published clients do: the reply to `Result;No` is a courtesy neither reads (ours stores
+        // the samples before its first `OK`).
         try await side.send([
             SideChannelMessage.clientDone(durationSeconds: outcome.duration.inSeconds),
             ThroughputUpload.body(outcome.samples), SideChannelMessage.resultNo,
