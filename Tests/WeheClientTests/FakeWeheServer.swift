@@ -84,7 +84,7 @@ final class FakeWeheServer: Sendable {
         var messages: [[String]] = []
         var uploads: [Upload] = []
         var sideChannelsClosed = 0
-        /// Side channels accepted, and how many of them were closed at once (`closeSideChannelsAccepted`).
+        /// Side channels accepted, and how many of them the server closed unanswered (`closeSideChannelsAccepted`).
         var sideChannelsAccepted = 0
         var sideChannelsEvicted = 0
         var analyzeRequests: [[String: String]] = []
@@ -276,7 +276,9 @@ final class FakeSideChannelHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard index >= 0 else {
-            server.state.withLock { $0.sideChannelsEvicted += 1 }
+            // Closed at its first bytes (`closesAtFirstBytes`): counted once, however the bytes arrive.
+            if index == -1 { server.state.withLock { $0.sideChannelsEvicted += 1 } }
+            index = -2
             context.close(promise: nil)
             return
         }
