@@ -76,11 +76,6 @@ final class SideChannelConnection: Sendable {
     /// server meanwhile).
     var isOpen: Bool { channel.isActive }
 
-    /// Sends one framed text message.
-    func send(_ body: String) async throws(ReplayClientError) {
-        try await send([body])
-    }
-
     /// Sends framed text messages in one write (one segment where they fit), in order.
     func send(_ bodies: [String]) async throws(ReplayClientError) {
         let bytes = bodies.flatMap { SideChannelFramer.frame($0) }
