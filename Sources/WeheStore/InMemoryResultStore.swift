@@ -66,7 +66,11 @@ package actor InMemoryResultStore: ResultStore {
         if var row = tests[key] {
             row.metadata = Self.merge(existing: row.metadata, incoming: incoming, isOriginal: replay.key.testID == 0)
             row.replays[replay.key.testID] = replay
-            row.analyses = [:]
+            if replay.key.testID == 0 {
+                row.analyses = [:]
+            } else {
+                row.analyses[replay.key.testID] = nil
+            }
             tests[key] = row
         } else {
             var row = StoredTestRow(id: makeID(), metadata: incoming)

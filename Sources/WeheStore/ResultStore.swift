@@ -11,7 +11,9 @@ package protocol ResultStore: Sendable {
     var databaseName: String { get }
 
     /// Stores the samples of one replay, creating or updating the test's metadata. Replaces an earlier replay with
-    /// the same key and drops the test's analyses (they described older samples).
+    /// the same key and drops the analyses that read the replaced samples: all of them for the original (testID 0),
+    /// else the comparison of the original with this testID. The test's verdict (original against control) is
+    /// cleared with its analysis; a DPI probe or a later replay of the same test leaves it as it was.
     func save(replay: ReplayRecord, metadata: TestMetadata) async throws(WeheStoreError)
 
     /// Stores an analysis. The test must exist (`.notFound` otherwise). Replaces an earlier analysis of the same

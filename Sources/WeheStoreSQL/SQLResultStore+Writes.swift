@@ -76,7 +76,14 @@ extension SQLResultStore {
         let replay = try replay.validated(database: databaseName)
         let metadata = metadata.prepared(by: configuration.anonymization)
         let testIndex = replay.key.testID
-        var assignments = ["replay_name = excluded.replay_name", "verdict = NULL", "direction = NULL"]
+        // New samples invalidate only the analyses that read the replaced replay: every one for the original, the
+        // comparisons with it otherwise. The test's verdict is the original against the control (testID 1). A DPI
+        // probe or a confirmation replay (testID 2, 3, …) of the same test leaves both alone: dropping them made
+        // every probe recompute the verdict a search is tied to, through the per-network analysis queue.
+        var assignments = ["replay_name = excluded.replay_name"]
+        if testIndex <= 1 {
+            assignments += ["verdict = NULL", "direction = NULL"]
+        }
         for column in [
             "provider", "network_type", "client_version", "client_address", "server_name", "extra_string", "as_number",
             "as_name", "scheduled",
@@ -110,7 +117,15 @@ extension SQLResultStore {
                 throw WeheStoreError(.queryFailed, database: "-", "the test row was not returned")
             }
             let testID = try row.decode(column: "id", as: Int64.self)
-            try await database.raw("DELETE FROM wehe_analyses WHERE test_id = \(bind: testID)").run()
+            if testIndex == 0 {
+                try await database.raw("DELETE FROM wehe_analyses WHERE test_id = \(bind: testID)").run()
+            } else {
+                try await database.raw(
+                    """
+                    DELETE FROM wehe_analyses WHERE test_id = \(bind: testID) AND compared_test_index = \(bind: testIndex)
+                    """
+                ).run()
+            }
             try await database.raw(
                 """
                 INSERT INTO wehe_replays (\(unsafeRaw: Self.replayColumns))

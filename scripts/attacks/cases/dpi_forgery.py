@@ -92,7 +92,8 @@ def run():
               % (HUGE, requests, played.count("stored"), response.get("status"), used))
     trace_bytes = sum(len(p["payload"]) // 2 + p["response_len"] for p in fake_tests.PACKETS)
     suite.expect(answer.get("success") and response.get("status") == "rule",
-                 "the search of a stored test with differentiation finds its rule")
+                 "the search of a stored test with differentiation finds its rule%s"
+                 % ("" if answer.get("success") else " (last answer: %s)" % json.dumps(answer)[:300]))
     suite.expect(used <= max(1, tests) * trace_bytes,
                  "bytesUsed %s is at most %d probes x %d trace bytes" % (used, tests, trace_bytes))
     page = operator_dpi()
