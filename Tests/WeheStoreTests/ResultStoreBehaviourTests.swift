@@ -97,18 +97,23 @@ struct ResultStoreBehaviourTests {
             try await store.save(analysis: probe)
 
             // The probe is played again: its comparison read the old samples, the verdict did not.
-            try await store.save(replay: Fixtures.replay(key, testID: 2, mean: 6, at: 700), metadata: Fixtures.metadata())
+            try await store.save(
+                replay: Fixtures.replay(key, testID: 2, mean: 6, at: 700), metadata: Fixtures.metadata())
             // A new probe: no analysis of it yet, nothing else changes.
-            try await store.save(replay: Fixtures.replay(key, testID: 3, mean: 7, at: 800), metadata: Fixtures.metadata())
+            try await store.save(
+                replay: Fixtures.replay(key, testID: 3, mean: 7, at: 800), metadata: Fixtures.metadata())
             let read = try #require(try await store.test(key))
             #expect(read.analyses.map(\.comparedTestID) == [1])
             #expect(read.mainAnalysis?.summary.verdict == .differentiation)
             #expect(read.replays.map(\.key.testID) == [0, 1, 2, 3])
             #expect(
-                try await store.counts(CountQuery(groupBy: [.verdict])) == [CountRow(verdict: .differentiation, count: 1)])
+                try await store.counts(CountQuery(groupBy: [.verdict])) == [
+                    CountRow(verdict: .differentiation, count: 1)
+                ])
 
             // A new control replaces what the verdict read.
-            try await store.save(replay: Fixtures.replay(key, testID: 1, mean: 9, at: 900), metadata: Fixtures.metadata())
+            try await store.save(
+                replay: Fixtures.replay(key, testID: 1, mean: 9, at: 900), metadata: Fixtures.metadata())
             #expect(try await store.test(key)?.analyses.isEmpty == true)
             #expect(try await store.counts(CountQuery(groupBy: [.verdict])) == [CountRow(verdict: nil, count: 1)])
         }

@@ -151,6 +151,11 @@ struct DPIService: Sendable {
         let verdict: Verdict?
         do {
             verdict = try await analyzer.result(for: key, comparedTestID: 1)?.1.summary.verdict
+        } catch let refusal as AnalysisScheduler.Refusal {
+            return Self.refuse(
+                .unavailable,
+                "the verdict of test \(key) is not analysed yet and cannot be now (\(refusal)): ask again",
+                status: 503)
         } catch {
             return unavailable(error)
         }
