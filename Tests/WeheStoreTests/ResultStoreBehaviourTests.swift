@@ -52,15 +52,20 @@ struct ResultStoreBehaviourTests {
         }
     }
 
+    /// An original (2 Mbit/s) and a control (8 Mbit/s) replay of `key`, and their analysis with `verdict`.
+    private static func saveAnalysedTest(_ key: TestKey, _ verdict: Verdict, in store: any ResultStore) async throws {
+        try await store.save(replay: Fixtures.replay(key, testID: 0, mean: 2), metadata: Fixtures.metadata())
+        try await store.save(replay: Fixtures.replay(key, testID: 1, mean: 8), metadata: Fixtures.metadata())
+        try await store.save(analysis: Fixtures.analysis(key, verdict))
+    }
+
     @Test(
         "a new replay for an analysed test replaces its samples and drops the stale analysis",
         arguments: StoreKind.allCases)
     func confirmationReplacesReplay(kind: StoreKind) async throws {
         try await StoreHarness.withStore(kind) { store in
             let key = TestKey(userID: "@u2", historyCount: 3)
-            try await store.save(replay: Fixtures.replay(key, testID: 0, mean: 2), metadata: Fixtures.metadata())
-            try await store.save(replay: Fixtures.replay(key, testID: 1, mean: 8), metadata: Fixtures.metadata())
-            try await store.save(analysis: Fixtures.analysis(key, .inconclusive))
+            try await Self.saveAnalysedTest(key, .inconclusive, in: store)
             #expect(
                 try await store.counts(CountQuery(groupBy: [.verdict])) == [CountRow(verdict: .inconclusive, count: 1)])
 
@@ -87,13 +92,10 @@ struct ResultStoreBehaviourTests {
     func probeKeepsVerdict(kind: StoreKind) async throws {
         try await StoreHarness.withStore(kind) { store in
             let key = TestKey(userID: "@u2probe", historyCount: 4)
-            try await store.save(replay: Fixtures.replay(key, testID: 0, mean: 2), metadata: Fixtures.metadata())
-            try await store.save(replay: Fixtures.replay(key, testID: 1, mean: 8), metadata: Fixtures.metadata())
+            try await Self.saveAnalysedTest(key, .differentiation, in: store)
             try await store.save(replay: Fixtures.replay(key, testID: 2, mean: 7), metadata: Fixtures.metadata())
-            let verdict = Fixtures.analysis(key, .differentiation)
             var probe = Fixtures.analysis(key, .noDifferentiation)
             probe.comparedTestID = 2
-            try await store.save(analysis: verdict)
             try await store.save(analysis: probe)
 
             // The probe is played again: its comparison read the old samples, the verdict did not.
