@@ -41,6 +41,7 @@ struct MetricsTests {
         metrics.connectionAccepted("side")
         metrics.connectionRejected("side")
         metrics.connectionFailed("tcp-replay", reason: "io")
+        metrics.connectionUnused("side")
         metrics.bytesSent(100, transport: "tcp")
         metrics.replayCompleted()
         metrics.verdict("inconclusive")

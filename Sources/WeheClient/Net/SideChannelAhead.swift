@@ -16,7 +16,7 @@ import WeheWire
 /// still in use.
 ///
 /// What it leaves: the last round of a test opens one connection that is never used; it is closed without a byte,
-/// which a server logs as a connection that ended before its declaration. A server that closes a connection waiting
+/// which our server counts as unused, not as an error (`PreDeclarationEnd`). A server that closes a connection waiting
 /// unused (ours does after 10 s without a declaration, as in a long round on a slow path) costs the next replay a
 /// connection of its own, as before.
 final class SideChannelAhead: Sendable {

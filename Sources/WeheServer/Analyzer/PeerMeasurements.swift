@@ -297,13 +297,6 @@ struct PeerMeasurements: Sendable {
     }
 }
 
-/// A flag set once from the event loop and read afterwards.
-private final class ManagedAtomicFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .relaxed) }
-    var isSet: Bool { value.load(ordering: .relaxed) }
-}
-
 /// Successful `getMeasurements` answers of peers for `lifetime`, keyed by peer and request target: a `localize`
 /// asked again (a client's retry, or one caller repeating it) costs the peer no new signed request. Bounded in
 /// entries and in answer bytes; the oldest answers go first.

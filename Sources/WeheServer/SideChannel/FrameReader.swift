@@ -8,6 +8,8 @@ struct FrameReader: ~Copyable {
     private var framer: SideChannelFramer
     /// Largest body accepted now.
     var limit: Int
+    /// Bytes read from the connection so far (0: the client has sent nothing).
+    private(set) var receivedByteCount = 0
 
     init(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, limit: Int, hardLimit: Int) {
         self.iterator = inbound.makeAsyncIterator()
@@ -41,6 +43,7 @@ struct FrameReader: ~Copyable {
             guard let buffer = try await iterator.next() else {
                 throw ReplayServerError(.connectionClosed, "the client closed the side channel")
             }
+            receivedByteCount += buffer.readableBytes
             framer.append(buffer.readableBytesView)
         }
     }

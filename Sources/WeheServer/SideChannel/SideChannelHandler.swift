@@ -28,11 +28,16 @@ struct SideChannelHandler {
         logger[metadataKey: "wehe.channel"] = "\(secure ? "side-tls" : "side")"
         let nioChannel = channel.channel
         // Handshake, declaration and change spec must all arrive within the first-message timeout.
+        context.seams.sideChannelHandlerStarted()
+        let firstTimedOut = ManagedAtomicFlag()
         let firstDeadline = nioChannel.eventLoop.scheduleTask(in: .init(limits.firstMessageTimeout)) {
+            firstTimedOut.set()
             nioChannel.close(promise: nil)
         }
         var session: Session?
         var declaration: IDDeclaration?
+        // How a connection that never declared anything ended: see `PreDeclarationEnd`.
+        var silent = false
         do {
             try await channel.executeThenClose { inbound, outbound in
                 let notifier = SideChannelNotifier(
@@ -48,7 +53,14 @@ struct SideChannelHandler {
                     inbound, limit: limits.preAdmissionMessageBytes, hardLimit: limits.maximumMessageBytes)
                 let parsed: IDDeclaration
                 do {
-                    parsed = try IDDeclaration(parsing: try await reader.next())
+                    let first: [UInt8]
+                    do {
+                        first = try await reader.next()
+                    } catch {
+                        silent = reader.receivedByteCount == 0
+                        throw error
+                    }
+                    parsed = try IDDeclaration(parsing: first)
                 } catch let error as WeheWireError {
                     throw ReplayServerError(
                         .protocolViolation, "bad ID declaration: \(error.message)", underlying: error)
@@ -72,7 +84,17 @@ struct SideChannelHandler {
             }
         } catch {
             firstDeadline.cancel()
-            await failed(error, session: session, declaration: declaration, peer: peer, logger: logger)
+            if declaration == nil, let end = PreDeclarationEnd(error, silent: silent, timedOut: firstTimedOut.isSet) {
+                switch end {
+                case .unused: context.metrics.connectionUnused("side")
+                case .timedOut: context.metrics.connectionFailed("side", reason: end.code)
+                }
+                logger.log(
+                    level: end.level, "side channel closed",
+                    metadata: ["wehe.reason": "\(end.reason)", "wehe.code": "\(end.code)"])
+            } else {
+                await failed(error, session: session, declaration: declaration, peer: peer, logger: logger)
+            }
         }
         if let session {
             context.captures?.finish(id: session.id)

@@ -5,6 +5,14 @@ import Synchronization
 /// task there on purpose to check that nothing depends on its running first.
 package final class ProtocolSeams: Sendable {
     private let afterSenderCount = Mutex<(@Sendable (Session) async -> Void)?>(nil)
+    private let sideChannelsTaken = Atomic<Int>(0)
+
+    /// Side-channel connections whose handler has started (a connection closed before then never reaches one).
+    package var sideChannelHandlersStarted: Int { sideChannelsTaken.load(ordering: .relaxed) }
+
+    func sideChannelHandlerStarted() {
+        sideChannelsTaken.add(1, ordering: .relaxed)
+    }
 
     /// Creates a seam without a pause.
     package init() {}

@@ -13,6 +13,8 @@ package struct ServerMetrics: Sendable {
         "wehe_connections_total": "TCP connections accepted, by listener kind.",
         "wehe_connections_rejected_total": "TCP connections closed at once because the connection cap was reached.",
         "wehe_connection_errors_total": "Connections closed for a protocol error or a timeout, by kind and reason.",
+        "wehe_connections_unused_total":
+            "Side channels the client closed before sending a byte (opened ahead and not needed), by kind.",
         "wehe_replay_bytes_sent_total": "Replay payload bytes sent to clients, by transport.",
         "wehe_replays_completed_total": "Replays whose throughput samples were stored.",
         "wehe_analyses_total": "Differentiation analyses computed, by verdict.",
@@ -54,6 +56,10 @@ package struct ServerMetrics: Sendable {
     /// Connections closed for a protocol error or timeout.
     package func connectionFailed(_ kind: String, reason: String) {
         counter("wehe_connection_errors_total", [("kind", kind), ("reason", reason)]).increment()
+    }
+    /// Side channels the client closed before sending anything.
+    package func connectionUnused(_ kind: String) {
+        counter("wehe_connections_unused_total", [("kind", kind)]).increment()
     }
     /// Replay payload bytes sent to clients.
     package func bytesSent(_ count: Int, transport: String) {
