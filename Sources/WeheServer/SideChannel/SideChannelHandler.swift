@@ -27,8 +27,8 @@ struct SideChannelHandler {
         logger[metadataKey: "wehe.peer"] = "\(AddressText.redacted(peer))"
         logger[metadataKey: "wehe.channel"] = "\(secure ? "side-tls" : "side")"
         let nioChannel = channel.channel
-        // Handshake, declaration and change spec must all arrive within the first-message timeout.
         context.seams.sideChannelHandlerStarted()
+        // Handshake, declaration and change spec must all arrive within the first-message timeout.
         let firstTimedOut = ManagedAtomicFlag()
         let firstDeadline = nioChannel.eventLoop.scheduleTask(in: .init(limits.firstMessageTimeout)) {
             firstTimedOut.set()
