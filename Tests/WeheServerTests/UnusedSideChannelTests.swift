@@ -4,6 +4,7 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 import Prometheus
+import Synchronization
 import Testing
 import WeheServer
 import WeheTestKit
@@ -11,7 +12,7 @@ import WeheTestKit
 /// A side channel that ends before its ID declaration: closed by the client without a byte (the adaptive client's
 /// connection opened ahead and not needed) is counted as unused, not as an error; one left idle is counted as a
 /// first-message timeout; one that sent part of a declaration stays an error.
-@Suite("Side channels that end before their declaration", .timeLimit(.minutes(3)))
+@Suite("Side channels that end before their declaration", .timeLimit(.minutes(6)))
 struct UnusedSideChannelTests {
     /// The value of `name{labels}` in the exposition (0 when the series does not exist yet).
     static func value(_ name: String, _ labels: String, in registry: PrometheusCollectorRegistry) -> Double {
@@ -22,26 +23,30 @@ struct UnusedSideChannelTests {
         return 0
     }
 
-    /// Fulfils `handshake` when the TLS handshake is over.
+    /// Fulfils `handshake` once: when the TLS handshake is over, or with an error when the connection closes first.
     final class HandshakeWaiter: ChannelInboundHandler, Sendable {
         typealias InboundIn = ByteBuffer
         let handshake: EventLoopPromise<Void>
+        private let done = Atomic<Bool>(false)
 
         init(_ handshake: EventLoopPromise<Void>) { self.handshake = handshake }
 
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if case .handshakeCompleted = event as? TLSUserEvent { handshake.succeed() }
+            if case .handshakeCompleted = event as? TLSUserEvent, !done.exchange(true, ordering: .relaxed) {
+                handshake.succeed()
+            }
             context.fireUserInboundEventTriggered(event)
         }
 
         func channelInactive(context: ChannelHandlerContext) {
-            handshake.fail(ChannelError.ioOnClosedChannel)
+            if !done.exchange(true, ordering: .relaxed) { handshake.fail(ChannelError.ioOnClosedChannel) }
             context.fireChannelInactive()
         }
     }
 
     /// Opens a TLS connection, waits for its handshake and for the server's handler to have it, and closes it (with
-    /// close_notify) without a byte of data.
+    /// close_notify) without a byte of data. The connection is closed after 150 s whatever happens, so nothing waits
+    /// forever.
     static func openAndCloseTLS(port: Int, tls: NIOSSLContext, server: ServerHarness.Running) async throws {
         let started = server.server.protocolSeams.sideChannelHandlersStarted
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -54,24 +59,39 @@ struct UnusedSideChannelTests {
                 }
             }
             .connect(host: "127.0.0.1", port: port).get()
+        let guardTimer = channel.eventLoop.scheduleTask(in: .seconds(150)) { channel.close(promise: nil) }
+        defer { guardTimer.cancel() }
         let waiter = try await channel.pipeline.handler(type: HandshakeWaiter.self).get()
         try await waiter.handshake.futureResult.get()
         #expect(try await waitUntil { server.server.protocolSeams.sideChannelHandlersStarted > started })
         try await channel.close()
     }
 
-    @Test(
-        "closed after the TLS handshake without a byte: unused; left idle: a timeout; part of a declaration: an error")
-    func preDeclarationEnds() async throws {
+    static func registryAndServer(
+        firstMessageTimeout: Duration, files: CertificateFactory.Output? = nil
+    ) -> (PrometheusCollectorRegistry, (inout ReplayServerConfiguration) -> Void) {
+        let registry = PrometheusCollectorRegistry()
+        return (
+            registry,
+            { configuration in
+                configuration.metricsRegistry = registry
+                configuration.limits.firstMessageTimeout = firstMessageTimeout
+                if let files {
+                    configuration.tls = .init(
+                        certificateChainPath: files.serverCertificate, privateKeyPath: files.serverKey)
+                    configuration.sideChannelTLSPort = 0
+                }
+            }
+        )
+    }
+
+    @Test("closed after the TLS handshake without a byte: unused; part of a declaration, then closed: an error")
+    func unusedAndPartial() async throws {
         let directory = TestResources.temporaryDirectory("wehe-server-unused")
         let files = try CertificateFactory.issue(into: directory, hostNames: ["127.0.0.1"])
-        let registry = PrometheusCollectorRegistry()
-        let configure: (inout ReplayServerConfiguration) -> Void = { configuration in
-            configuration.metricsRegistry = registry
-            configuration.limits.firstMessageTimeout = .milliseconds(600)
-            configuration.tls = .init(certificateChainPath: files.serverCertificate, privateKeyPath: files.serverKey)
-            configuration.sideChannelTLSPort = 0
-        }
+        // A first-message timeout far longer than the test: no connection here may end by it, however loaded the
+        // machine.
+        let (registry, configure) = Self.registryAndServer(firstMessageTimeout: .seconds(120), files: files)
         try await ServerHarness.run(configure: configure) { server in
             let plain = try #require(server.ports.sideChannelPlain)
             let secure = try #require(server.ports.sideChannelTLS)
@@ -90,14 +110,9 @@ struct UnusedSideChannelTests {
             for _ in 0..<2 { try await Self.openAndCloseTLS(port: secure, tls: tls, server: server) }
             #expect(try await Self.waitUntil { unused() == 2 }, "unused: \(unused())")
 
-            // One left idle until the server's first-message deadline closes it.
-            let idle = try await IdleConnection.open(port: plain)
-            try await idle.closeFuture.get()
-            #expect(try await Self.waitUntil { errors("first-message-timeout") == 1 })
-
             // Half a declaration, then the client closes: still an error of the connection.
             let started = server.server.protocolSeams.sideChannelHandlersStarted
-            let partial = try await RawConnection.connect(port: plain)
+            let partial = try await RawConnection.connect(port: plain, deadline: .seconds(30))
             try await partial.channel.executeThenClose { _, outbound in
                 try await outbound.write(ByteBuffer(string: "0000000040@abc"))
                 #expect(try await Self.waitUntil { server.server.protocolSeams.sideChannelHandlersStarted > started })
@@ -108,9 +123,28 @@ struct UnusedSideChannelTests {
         }
     }
 
-    /// Polls `condition` every 10 ms for up to 10 s.
+    @Test("a connection left idle is closed at the first-message timeout and counted as such")
+    func idleTimesOut() async throws {
+        let (registry, configure) = Self.registryAndServer(firstMessageTimeout: .milliseconds(600))
+        try await ServerHarness.run(configure: configure) { server in
+            let plain = try #require(server.ports.sideChannelPlain)
+            let idle = try await IdleConnection.open(port: plain)
+            let guardTimer = idle.eventLoop.scheduleTask(in: .seconds(150)) { idle.close(promise: nil) }
+            defer { guardTimer.cancel() }
+            try await idle.closeFuture.get()
+            #expect(
+                try await Self.waitUntil {
+                    Self.value(
+                        "wehe_connection_errors_total", "kind=\"side\",reason=\"first-message-timeout\"",
+                        in: registry) == 1
+                })
+            #expect(Self.value("wehe_connections_unused_total", "kind=\"side\"", in: registry) == 0)
+        }
+    }
+
+    /// Polls `condition` every 10 ms for up to 30 s.
     static func waitUntil(_ condition: () -> Bool) async throws -> Bool {
-        for _ in 0..<1000 {
+        for _ in 0..<3000 {
             if condition() { return true }
             try await Task.sleep(for: .milliseconds(10))
         }
