@@ -37,4 +37,22 @@ struct PortTestNameTests {
             CatalogEntry.portTestName(catalogName: "Port 853 (DoT)", port: "853", large: true, sizeMB: 45)
                 == "Port 853 (DoT), large (45 MB)")
     }
+
+    /// Found by the `json` fuzz target in CI: a port test's catalog size of "1e300 MB" trapped in the conversion
+    /// to a whole number, so one hostile catalog file ended the program.
+    @Test("a size beyond a whole number's range names the test instead of trapping")
+    func hugeSize() throws {
+        #expect(
+            CatalogEntry.portTestName(catalogName: "80 HTTP", port: "80", large: false, sizeMB: 1e300)
+                == "Port 80 (HTTP), small (1e+300 MB)")
+        #expect(
+            CatalogEntry.portTestName(catalogName: "80 HTTP", port: "80", large: true, sizeMB: 9.3e18)
+                == "Port 80 (HTTP), large (9.3e+18 MB)")
+        let json = #"""
+            {"apps": [{"name": "8081", "size": "1e300 MB", "time": 2, "icon": "port",
+              "replayFile": "port_8081.pcap_client_all", "portTest": true, "largeTest": false, "appType": "port"}]}
+            """#
+        let catalog = try CatalogDecoder().decode(Array(json.utf8))
+        #expect(catalog.entries.first?.name == "Port 8081, small (1e+300 MB)")
+    }
 }

@@ -108,8 +108,10 @@ public struct CatalogEntry: Sendable, Hashable, Codable {
             .filter { $0 != Substring(port) && $0.lowercased() != "port" }.joined(separator: " ")
         var name = "Port \(port)" + (service.isEmpty ? "" : " (\(service))") + ", " + (large ? "large" : "small")
         if let sizeMB, sizeMB.isFinite, sizeMB > 0 {
-            let rounded = sizeMB.rounded()
-            name += " (" + (rounded == sizeMB ? String(Int(rounded)) : String(sizeMB)) + " MB)"
+            // A whole size is printed without ".0"; `Int(exactly:)` also keeps a size beyond Int's range (a
+            // catalog is input: "1e300 MB" must not trap) printed as the Double it is.
+            let whole = sizeMB.rounded() == sizeMB ? Int(exactly: sizeMB) : nil
+            name += " (" + (whole.map(String.init) ?? String(sizeMB)) + " MB)"
         }
         return name
     }
