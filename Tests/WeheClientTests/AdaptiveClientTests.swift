@@ -111,6 +111,23 @@ struct AdaptiveClientTests {
         #expect(!holds(3, of: 3))
     }
 
+    @Test("long rounds to confirm one that differed only when the fewest that could fit under the cap")
+    func confirmingLongRoundsFitTheCap() {
+        // Netflix-like: 53 MB per replay, a cap of 212 MB, long rounds of 14 MB, 37 MB moved by six short rounds and
+        // the first long round: ten more long rounds (140 MB) fit.
+        #expect(ReplayClient.confirmsLongRound(fewestRounds: 10, perRound: 14_000_000, moved: 37_000_000,
+            maximumBytes: 212_000_000))
+        // Deezer-like: 6.2 MB per replay, a cap of 24.8 MB, the long round the whole trace: they do not.
+        #expect(!ReplayClient.confirmsLongRound(fewestRounds: 10, perRound: 12_400_000, moved: 16_000_000,
+            maximumBytes: 24_800_000))
+        // Exactly at the cap fits; a byte over does not.
+        #expect(ReplayClient.confirmsLongRound(fewestRounds: 2, perRound: 10, moved: 80, maximumBytes: 100))
+        #expect(!ReplayClient.confirmsLongRound(fewestRounds: 2, perRound: 10, moved: 81, maximumBytes: 100))
+        // No number of rounds could confirm it, or the product overflows: no.
+        #expect(!ReplayClient.confirmsLongRound(fewestRounds: nil, perRound: 10, moved: 0, maximumBytes: 100))
+        #expect(!ReplayClient.confirmsLongRound(fewestRounds: .max, perRound: 10, moved: 0, maximumBytes: .max))
+    }
+
     @Test("the result schema (Docs/result.schema.json) lists every reason an adaptive test can stop for")
     func schemaListsEveryStopReason() throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: TestResources.packageRoot + "/Docs/result.schema.json"))

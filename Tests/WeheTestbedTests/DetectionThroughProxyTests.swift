@@ -1,12 +1,13 @@
 import Logging
 import Testing
-import WeheClient
 import WeheCore
 import WeheServer
 import WeheStore
 import WeheTestKit
 import WeheTestbed
 import WeheWire
+
+@testable import WeheClient
 
 /// Our client, our throttling proxy and our server on loopback, with a published trace: the userspace counterpart of
 /// `scripts/e2e-detection.sh` (which needs root). The server listens on 127.0.0.2; the proxy listens on the same
@@ -42,16 +43,22 @@ struct DetectionThroughProxyTests {
     /// proxy's counters.
     private func runTest(
         adaptive: Bool = false,
+        plan: AdaptivePlan? = nil,
+        shaping: Configuration.Shaping = .init(rateBitsPerSecond: 10_000_000),
         classifier: (_ replayPort: Int) -> Configuration.Classifier
     ) async throws -> (TestResult, ThrottlingProxyStatistics) {
         // The proxy takes the server's port numbers on 127.0.0.1, where they may be taken: then both start over.
         try await ProxySuiteGate.run {
-            try await PortCollisions.retrying { try await runTestOnce(adaptive: adaptive, classifier: classifier) }
+            try await PortCollisions.retrying {
+                try await runTestOnce(adaptive: adaptive, plan: plan, shaping: shaping, classifier: classifier)
+            }
         }
     }
 
     private func runTestOnce(
         adaptive: Bool,
+        plan: AdaptivePlan?,
+        shaping: Configuration.Shaping,
         classifier: (_ replayPort: Int) -> Configuration.Classifier
     ) async throws -> (TestResult, ThrottlingProxyStatistics) {
         let library = ReplayLibrary(directory: TestResources.sharedReplays)
@@ -91,7 +98,7 @@ struct DetectionThroughProxyTests {
                         route(replay, classified: true),
                     ],
                     classifier: classifier(replay),
-                    shaping: .init(rateBitsPerSecond: 10_000_000)
+                    shaping: shaping
                 ))
             let result = try await proxy.withRunning { _ in
                 var client = ReplayClientConfiguration(
@@ -99,7 +106,9 @@ struct DetectionThroughProxyTests {
                     analyzerPort: analyzer, analyzerTLS: false, confirmation: false)
                 client.addressDiscovery = .never
                 client.timing.firstPollDelay = .milliseconds(50)
-                if adaptive { return try await ReplayClient(configuration: client).runAdaptive(test, fallBack: false) }
+                if adaptive {
+                    return try await ReplayClient(configuration: client).runAdaptive(test, plan: plan, fallBack: false)
+                }
                 return try await ReplayClient(configuration: client).run(test)
             }
             return (result, proxy.statistics)
@@ -166,6 +175,42 @@ struct DetectionThroughProxyTests {
                 + "\(sensitive.effectText), stop \(sensitive.stopReason?.rawValue ?? "none")")
         #expect(result.verdict != .differentiation)
         #expect(sensitive.stopReason != .differentiation)
+        #expect((sensitive.bytesMoved ?? .max) <= plan.maximumBytes)
+    }
+
+    /// A throttle that starts after 1 MB of each of the app's flows, which the short rounds (605 kB of Molotov's
+    /// 12.1 MB) never reach. The long round is cut at 1.5 MB here (7 MB in the catalog's plan): its original is
+    /// slowed, so the run goes on with long rounds only and finds the throttle, where before it stopped without a
+    /// verdict (`long-round-differs`).
+    ///
+    /// The caps are raised (four published tests' bytes, ten minutes): on loopback the server sends at memory speed
+    /// until the client's close of a cut replay reaches it, so a round here moves two to four times its cut (a short
+    /// round 1.6-3.6 MB, the long round 5.5 MB, in a run with the catalog's caps), and the ten long rounds that
+    /// confirm the first would not fit under twice the published test. On a real path that overshoot is about one
+    /// round trip of the path's rate; `confirmingLongRoundsFitTheCap` has the catalog's figures.
+    @Test("adaptive: a throttle that starts after 1 MB of a flow is found by long rounds after the short ones agree")
+    func adaptiveThrottleAfterBytes() async throws {
+        var plan = AdaptivePlan(test: try Self.molotov())
+        plan.floorRound = .bytes(1_500_000)
+        plan.floorRoundBytes = 2 * 1_500_000
+        plan.rule.maximumBytes = 4 * plan.publishedBytes
+        plan.rule.timeLimitSeconds = 600
+        let (result, stats) = try await runTest(
+            adaptive: true, plan: plan, shaping: .init(rateBitsPerSecond: 8_000_000, afterBytes: 1_000_000)
+        ) { _ in .patterns([Self.pattern]) }
+        let sensitive = try #require(result.sensitive)
+        print(
+            "adaptive, throttled after 1 MB: \(sensitive.verdict.rawValue) after \(sensitive.rounds) rounds, "
+                + "\(sensitive.bytesMoved ?? -1) bytes (published test \(plan.publishedBytes), cap "
+                + "\(plan.maximumBytes)), \(sensitive.effectText), stop \(sensitive.stopReason?.rawValue ?? "none"), "
+                + "shaped \(stats.shapedBytes) bytes; \(sensitive.note ?? "")")
+        // Only bytes past the first megabyte of the app's flows were shaped: the long rounds' (half a megabyte of
+        // each original), never a short round's.
+        #expect(stats.shapedBytes > 0)
+        #expect(sensitive.stopReason == .differentiation)
+        #expect(result.verdict == .differentiation)
+        #expect(result.direction == .throttled)
+        #expect(sensitive.note?.contains("starts later in a flow") == true, "\(sensitive.note ?? "")")
         #expect((sensitive.bytesMoved ?? .max) <= plan.maximumBytes)
     }
 

@@ -236,6 +236,32 @@ public struct AdaptiveAnalysis: Sendable {
             return next.stop().reason == .equivalence
         }
 
+        /// The fewest more rounds, each one way by far more than the clipping scale (the app `slower` than its
+        /// control, or faster), after which the rule stops for differentiation that way; `nil` when no number up to
+        /// `limit` does (or the rule has stopped for it already). It depends on the rounds so far alone, so a client
+        /// may choose its next rounds by it without touching the coin's null.
+        ///
+        /// What a client asks before it buys rounds to confirm one long round that differed: this is the best case,
+        /// so when even it would pass the cap, no such rounds can buy a verdict.
+        public func fewestRoundsToDifferentiate(slower: Bool, within limit: Int) -> Int? {
+            guard stop().reason != .differentiation, limit > 0 else { return nil }
+            var next = self
+            // Ten clipping scales: every bet counts the round fully, and the rates stay far above the floor.
+            let control = 100 * (AdaptiveAnalysis.floorMbps + 1)
+            let original = control * exp((slower ? -10 : 10) * rule.clipScale)
+            for more in 1...limit {
+                next.add(
+                    Round(
+                        originalMbps: original, controlMbps: control, comparedBytes: largestFlow, totalBytes: 0,
+                        durationSeconds: 0))
+                let outcome = next.stop()
+                if outcome.reason == .differentiation {
+                    return outcome.direction == (slower ? .throttled : .prioritized) ? more : nil
+                }
+            }
+            return nil
+        }
+
         /// A forecast of how many more rounds like the ones so far the rule needs to decide: the fewest `m` ≤
         /// `limit` after which, if every constant bet kept its average growth per round
         /// (`BettingTest.Wealth.projectedLogWealth`), a differentiation wealth would pass 2/α or both margin

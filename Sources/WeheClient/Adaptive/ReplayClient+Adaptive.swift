@@ -63,13 +63,44 @@ extension ReplayClient {
         // The largest short round so far: what the next one may cost, for the stops that keep a run under one
         // published test's bytes (an average would let a larger round than most pass the mark).
         var largestShortRound = 0
+        // After a long round that differed from its control by more than twice the margin while the short rounds
+        // were alike: long rounds only, to confirm or refute a throttle that starts later in a flow, for as long as
+        // the cap leaves room for the fewest rounds that could confirm it (`confirmsLongRound`).
+        var confirmingLongRound = false
+        // The long rounds run, the first included.
+        var longRounds = 0
+        // The bytes of the largest long round so far: what the next one may cost.
+        var largestLongRound = 0
         while stop == nil {
             // The rule would conclude "no differentiation": not before a round has carried the floor of bytes.
             var cut = plan.shortRound
             // The next round is the long one because the rounds so far say it may well conclude.
             var concludingLongRound = false
             let pending = monitor.stop(elapsedSeconds: started.duration(to: clock.now).inSeconds)
-            if pending.reason == .equivalence {
+            if confirmingLongRound, let longRound = longRoundDifference,
+                pending.reason == nil || pending.reason == .equivalence
+            {
+                // Another long round, while the rounds that could still confirm the difference fit under the cap;
+                // once they do not, no round this run can afford decides, and it stops without a verdict.
+                let perRound = max(plan.floorRoundBytes, largestLongRound)
+                let needed = monitor.fewestRoundsToDifferentiate(
+                    slower: longRound.slower, within: plan.rule.maximumRounds)
+                guard let needed, moved + needed * perRound <= plan.maximumBytes else {
+                    stop = .longRoundDiffers
+                    note =
+                        "the short rounds were alike, but in \(longRounds) long rounds the app was slower or faster than "
+                        + "its control by turns (in the first \(longRound.percent) % "
+                        + (longRound.slower ? "slower" : "faster") + "), and "
+                        + (needed.map {
+                            "the \($0) long rounds that could still confirm it would pass the cap of "
+                                + AdaptivePlan.megabytes(plan.maximumBytes)
+                        } ?? "no number of long rounds could confirm it")
+                        + "; the published test (--published) or --interleaved measures whole replays"
+                    break
+                }
+                cut = plan.floorRound
+                concludingLongRound = true
+            } else if pending.reason == .equivalence {
                 if floorDone, let longRound = longRoundDifference {
                     // The short rounds are alike, the long round was not: a difference that starts later in a
                     // flow, which one long round cannot establish; no verdict.
@@ -207,6 +238,7 @@ extension ReplayClient {
                 throw ReplayClientError(.protocolViolation, "a round ended without both replays")
             }
             if cut == plan.floorRound { floorDone = true }
+            if cut == plan.floorRound && plan.shortRound != plan.floorRound { longRounds += 1 }
             received += original.bytesReceived + control.bytesReceived
             let roundBytes = original.bytesSent + original.bytesReceived + control.bytesSent + control.bytesReceived
             moved += roundBytes
@@ -214,6 +246,8 @@ extension ReplayClient {
                 shortRoundsMoved += roundBytes
                 shortRounds += 1
                 largestShortRound = max(largestShortRound, roundBytes)
+            } else {
+                largestLongRound = max(largestLongRound, roundBytes)
             }
             cutShort += [original, control].filter(\.reachedDeadline).count
             if largest.map({ $0.original.bytesReceived + $0.control.bytesReceived }) ?? -1
@@ -243,8 +277,18 @@ extension ReplayClient {
                     durationSeconds: roundStarted.duration(to: clock.now).inSeconds),
                 elapsedSeconds: started.duration(to: clock.now).inSeconds)
             let now = monitor.stop(elapsedSeconds: started.duration(to: clock.now).inSeconds)
+            if !confirmingLongRound, longRounds == 1, cut == plan.floorRound, let longRound = longRoundDifference,
+                now.reason == nil || now.reason == .equivalence
+            {
+                confirmingLongRound = Self.confirmsLongRound(
+                    fewestRounds: monitor.fewestRoundsToDifferentiate(
+                        slower: longRound.slower, within: plan.rule.maximumRounds),
+                    perRound: max(plan.floorRoundBytes, roundBytes), moved: moved, maximumBytes: plan.maximumBytes)
+            }
             let status: String =
                 switch now.reason {
+                case _ where confirmingLongRound && now.reason != .differentiation:
+                    "a long round differed from its control: long rounds to confirm it"
                 case .differentiation?: "the evidence suffices: differentiation"
                 case .equivalence? where floorDone && longRoundDifference != nil:
                     "the short rounds are alike, the long round was not: no verdict"
@@ -283,7 +327,10 @@ extension ReplayClient {
             originalMeansMbps: monitor.rounds.map(\.originalMbps), controlMeansMbps: monitor.rounds.map(\.controlMbps),
             note: [
                 note ?? (stop == .budget || stop == .timeLimit ? decision.note : nil),
-                stop != .longRoundDiffers
+                confirmingLongRound && stop == .differentiation
+                    ? "found in long rounds of \(plan.floorRound) after the short rounds were alike: a throttle that "
+                        + "starts later in a flow (\(longRounds) long rounds)" : nil,
+                stop != .longRoundDiffers && !(confirmingLongRound && stop == .differentiation)
                     ? longRoundDifference.map {
                         "in the long round the app was \($0.percent) % \($0.slower ? "slower" : "faster") than its control"
                     } : nil,
@@ -318,6 +365,22 @@ extension ReplayClient {
         try await store(result)
         onEvent(.testFinished(result))
         return result
+    }
+
+    /// Whether a run whose first long round differed from its control goes on with long rounds only, to confirm
+    /// the difference: when the fewest long rounds that could (`fewestRounds`, from
+    /// `AdaptiveAnalysis.Monitor.fewestRoundsToDifferentiate`, each costing `perRound`) fit under the cap.
+    /// Otherwise the run goes on as before (short rounds, which can still find a throttle that the short rounds
+    /// reach, and a stop without a verdict once they would conclude "no differentiation").
+    ///
+    /// Why it is safe: the choice depends on the rounds so far alone, and every round keeps its coin, so the null
+    /// stays exact. Why only then: confirming a throttle that starts after N bytes takes rounds that each pass N,
+    /// and the rule needs about ten more of them after short rounds that showed nothing (`Docs/testbed.md`, "three
+    /// floors"); starting them without room for that many spends bytes that cannot buy a verdict.
+    static func confirmsLongRound(fewestRounds: Int?, perRound: Int, moved: Int, maximumBytes: Int) -> Bool {
+        guard let fewestRounds, fewestRounds > 0 else { return false }
+        let (more, overflow) = fewestRounds.multipliedReportingOverflow(by: max(0, perRound))
+        return !overflow && moved <= maximumBytes - more
     }
 
     /// The short rounds a run has before the forecast may stop it: a forecast from fewer says little.
