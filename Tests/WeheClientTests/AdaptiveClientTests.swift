@@ -128,6 +128,63 @@ struct AdaptiveClientTests {
         #expect(!ReplayClient.confirmsLongRound(fewestRounds: .max, perRound: 10, moved: 0, maximumBytes: .max))
     }
 
+    /// A replay's samples every 10 ms over `megabytes`, at `rate(received megabytes)` Mbit/s.
+    static func series(megabytes: Double, rate: (Double) -> Double) -> ThroughputSeries {
+        let interval = 0.01
+        var received = 0.0
+        var mbps: [Double] = []
+        while received < megabytes - 1e-9 {
+            let bytes = min(rate(received) * interval / 8, megabytes - received)
+            mbps.append(bytes * 8 / interval)
+            received += bytes
+        }
+        return ThroughputSeries(mbps: mbps, interval: interval)
+    }
+
+    @Test("the rounds that confirm a long round are cut half as far again as where its samples put the change")
+    func confirmingCutFollowsTheChange() throws {
+        let library = ReplayLibrary(directory: TestResources.fixtureReplays)
+        var plan = AdaptivePlan(test: try ReplayClient.Test.load("tinyweb", from: library, catalog: try library.catalog()))
+        plan.shortRound = .bytes(600_000)
+        plan.floorRound = .bytes(7_000_000)
+        plan.floorRoundBytes = 14_000_000
+        let control = Self.series(megabytes: 7) { _ in 100 }
+        func cut(_ original: ThroughputSeries) -> Int? {
+            if case .bytes(let bytes) = ReplayClient.confirmingCut(original: original, control: control, plan: plan) {
+                return bytes
+            }
+            return nil
+        }
+        // Full speed for 3 MB, then half: the change at 3 MB (bins of 0.14 MB), the cut at about 4.5 MB.
+        let after3 = try #require(cut(Self.series(megabytes: 7) { $0 < 3 ? 100 : 50 }))
+        #expect((4_300_000...4_700_000).contains(after3), "\(after3)")
+        // After 1 MB: about 1.5 MB.
+        let after1 = try #require(cut(Self.series(megabytes: 7) { $0 < 1 ? 100 : 50 }))
+        #expect((1_300_000...1_700_000).contains(after1), "\(after1)")
+        // After 0.2 MB: the change lies inside the first tenth of the round, which the split never separates (a
+        // throttle from nearly the first byte looks like one throughout): the floor round's cut.
+        #expect(cut(Self.series(megabytes: 7) { $0 < 0.2 ? 100 : 50 }) == 7_000_000)
+        // Never under the short round's cut.
+        var longShort = plan
+        longShort.shortRound = .bytes(2_000_000)
+        if case .bytes(let bytes) = ReplayClient.confirmingCut(
+            original: Self.series(megabytes: 7) { $0 < 1 ? 100 : 50 }, control: control, plan: longShort)
+        {
+            #expect(bytes == 2_000_000)
+        } else {
+            Issue.record("a TCP plan's confirming cut is in bytes")
+        }
+        // After 6 MB: 9 MB would pass the floor round's 7 MB; the floor round's cut.
+        #expect(cut(Self.series(megabytes: 7) { $0 < 6 ? 100 : 50 }) == 7_000_000)
+        // A throttle throughout (a constant cap at 60 %), or none: no change to follow, the floor round's cut.
+        #expect(cut(Self.series(megabytes: 7) { _ in 60 }) == 7_000_000)
+        #expect(cut(Self.series(megabytes: 7) { _ in 100 }) == 7_000_000)
+        // A throttle that stops (the first 3 MB slowed): not one that starts; the floor round's cut.
+        #expect(cut(Self.series(megabytes: 7) { $0 < 3 ? 50 : 100 }) == 7_000_000)
+        // What a confirming round is expected to move: both replays' cut.
+        #expect(AdaptivePlan.expectedBytes(of: .bytes(4_500_000), in: plan) == 9_000_000)
+    }
+
     @Test("the result schema (Docs/result.schema.json) lists every reason an adaptive test can stop for")
     func schemaListsEveryStopReason() throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: TestResources.packageRoot + "/Docs/result.schema.json"))

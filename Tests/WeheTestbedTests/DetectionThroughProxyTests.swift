@@ -179,9 +179,10 @@ struct DetectionThroughProxyTests {
     }
 
     /// A throttle that starts after 1 MB of each of the app's flows, which the short rounds (605 kB of Molotov's
-    /// 12.1 MB) never reach. The long round is cut at 1.5 MB here (7 MB in the catalog's plan): its original is
-    /// slowed, so the run goes on with long rounds only and finds the throttle, where before it stopped without a
-    /// verdict (`long-round-differs`).
+    /// 12.1 MB) never reach. The long round is cut at 4 MB here (7 MB in the catalog's plan): its original is
+    /// slowed, so the run goes on with long rounds only, cut half as far again as where the long round's samples
+    /// put the change (1.7 MB in a run alone), and finds the throttle, where before it stopped without a verdict
+    /// (`long-round-differs`).
     ///
     /// The caps are raised (four published tests' bytes, ten minutes): on loopback the server sends at memory speed
     /// until the client's close of a cut replay reaches it, so a round here moves two to four times its cut (a short
@@ -191,8 +192,8 @@ struct DetectionThroughProxyTests {
     @Test("adaptive: a throttle that starts after 1 MB of a flow is found by long rounds after the short ones agree")
     func adaptiveThrottleAfterBytes() async throws {
         var plan = AdaptivePlan(test: try Self.molotov())
-        plan.floorRound = .bytes(1_500_000)
-        plan.floorRoundBytes = 2 * 1_500_000
+        plan.floorRound = .bytes(4_000_000)
+        plan.floorRoundBytes = 2 * 4_000_000
         plan.rule.maximumBytes = 4 * plan.publishedBytes
         plan.rule.timeLimitSeconds = 600
         let (result, stats) = try await runTest(
@@ -210,7 +211,11 @@ struct DetectionThroughProxyTests {
         #expect(sensitive.stopReason == .differentiation)
         #expect(result.verdict == .differentiation)
         #expect(result.direction == .throttled)
-        #expect(sensitive.note?.contains("starts later in a flow") == true, "\(sensitive.note ?? "")")
+        let note = sensitive.note ?? ""
+        #expect(note.contains("starts later in a flow"), "\(note)")
+        // The confirming rounds were cut past the change and short of the first long round's 4 MB.
+        let confirmingCut = note.firstMatch(of: /then of the first ([0-9.]+) MB/).flatMap { Double($0.1) }
+        #expect(confirmingCut.map { $0 > 1 && $0 < 4 } == true, "\(note)")
         #expect((sensitive.bytesMoved ?? .max) <= plan.maximumBytes)
     }
 

@@ -161,6 +161,17 @@ public struct AdaptivePlan: Sendable {
         return min(replayBytes, max(smallest, replayBytes / shortRoundsPerTest))
     }
 
+    /// What a round of `cut` is expected to move (both replays, both directions): twice its bytes for a TCP cut,
+    /// the share of the floor round's bytes that its seconds are of the floor round's for a UDP one.
+    static func expectedBytes(of cut: Cut, in plan: AdaptivePlan) -> Int {
+        switch (cut, plan.floorRound) {
+        case (.bytes(let bytes), _): return 2 * bytes
+        case (.seconds(let seconds), .seconds(let floorSeconds)) where floorSeconds > 0:
+            return Int((Double(plan.floorRoundBytes) * min(1, seconds / floorSeconds)).rounded(.up))
+        case (.seconds, _): return plan.floorRoundBytes
+        }
+    }
+
     /// The most the test may move (the byte cap).
     public var maximumBytes: Int { rule.maximumBytes }
     /// The longest the test may take, seconds (the time cap).

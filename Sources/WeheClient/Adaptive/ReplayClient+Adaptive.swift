@@ -67,10 +67,13 @@ extension ReplayClient {
         // were alike: long rounds only, to confirm or refute a throttle that starts later in a flow, for as long as
         // the cap leaves room for the fewest rounds that could confirm it (`confirmsLongRound`).
         var confirmingLongRound = false
+        // Those rounds' cut (`confirmingCut`) and what one is expected to move.
+        var confirmingCut = plan.floorRound
+        var confirmingRoundBytes = plan.floorRoundBytes
         // The long rounds run, the first included.
         var longRounds = 0
-        // The bytes of the largest long round so far: what the next one may cost.
-        var largestLongRound = 0
+        // The bytes of the largest confirming round so far: what the next one may cost.
+        var largestConfirmingRound = 0
         while stop == nil {
             // The rule would conclude "no differentiation": not before a round has carried the floor of bytes.
             var cut = plan.shortRound
@@ -82,7 +85,7 @@ extension ReplayClient {
             {
                 // Another long round, while the rounds that could still confirm the difference fit under the cap;
                 // once they do not, no round this run can afford decides, and it stops without a verdict.
-                let perRound = max(plan.floorRoundBytes, largestLongRound)
+                let perRound = max(confirmingRoundBytes, largestConfirmingRound)
                 let needed = monitor.fewestRoundsToDifferentiate(
                     slower: longRound.slower, within: plan.rule.maximumRounds)
                 guard let needed, moved + needed * perRound <= plan.maximumBytes else {
@@ -98,7 +101,7 @@ extension ReplayClient {
                         + "; the published test (--published) or --interleaved measures whole replays"
                     break
                 }
-                cut = plan.floorRound
+                cut = confirmingCut
                 concludingLongRound = true
             } else if pending.reason == .equivalence {
                 if floorDone, let longRound = longRoundDifference {
@@ -150,9 +153,12 @@ extension ReplayClient {
             }
             // A round that would pass the cap is not started: the rounds so far say what one costs on this path
             // (more than the cut when responses already in flight arrive unread).
-            let expected = max(
-                cut == plan.floorRound ? plan.floorRoundBytes : plan.shortRoundBytes,
-                round > 0 ? moved / round : 0, cut == plan.floorRound ? 0 : largestShortRound)
+            let expected =
+                confirmingLongRound
+                ? max(confirmingRoundBytes, largestConfirmingRound)
+                : max(
+                    cut == plan.floorRound ? plan.floorRoundBytes : plan.shortRoundBytes,
+                    round > 0 ? moved / round : 0, cut == plan.floorRound ? 0 : largestShortRound)
             // The long round past one published test's bytes only on a path whose short rounds mostly agree. It
             // can conclude "no differentiation" only by agreeing with its control within ±10 % (twice the margin);
             // where a fifth of the short rounds or more already differed by more than that (cross traffic coming and
@@ -238,16 +244,18 @@ extension ReplayClient {
                 throw ReplayClientError(.protocolViolation, "a round ended without both replays")
             }
             if cut == plan.floorRound { floorDone = true }
-            if cut == plan.floorRound && plan.shortRound != plan.floorRound { longRounds += 1 }
+            // A long round: the floor round, or one that confirms it.
+            let isLongRound = (cut == plan.floorRound || confirmingLongRound) && plan.shortRound != plan.floorRound
+            if isLongRound { longRounds += 1 }
             received += original.bytesReceived + control.bytesReceived
             let roundBytes = original.bytesSent + original.bytesReceived + control.bytesSent + control.bytesReceived
             moved += roundBytes
-            if cut != plan.floorRound || plan.shortRound == plan.floorRound {
+            if !isLongRound {
                 shortRoundsMoved += roundBytes
                 shortRounds += 1
                 largestShortRound = max(largestShortRound, roundBytes)
-            } else {
-                largestLongRound = max(largestLongRound, roundBytes)
+            } else if confirmingLongRound {
+                largestConfirmingRound = max(largestConfirmingRound, roundBytes)
             }
             cutShort += [original, control].filter(\.reachedDeadline).count
             if largest.map({ $0.original.bytesReceived + $0.control.bytesReceived }) ?? -1
@@ -280,10 +288,20 @@ extension ReplayClient {
             if !confirmingLongRound, longRounds == 1, cut == plan.floorRound, let longRound = longRoundDifference,
                 now.reason == nil || now.reason == .equivalence
             {
+                // The confirming rounds are cut just past where this round's samples put the change; each moves
+                // what this round moved beyond its cut on top of its own cut (responses in flight when a replay
+                // ends).
+                let lateCut = Self.confirmingCut(original: original.samples, control: control.samples, plan: plan)
+                let lateBytes =
+                    AdaptivePlan.expectedBytes(of: lateCut, in: plan) + max(0, roundBytes - plan.floorRoundBytes)
                 confirmingLongRound = Self.confirmsLongRound(
                     fewestRounds: monitor.fewestRoundsToDifferentiate(
                         slower: longRound.slower, within: plan.rule.maximumRounds),
-                    perRound: max(plan.floorRoundBytes, roundBytes), moved: moved, maximumBytes: plan.maximumBytes)
+                    perRound: lateBytes, moved: moved, maximumBytes: plan.maximumBytes)
+                if confirmingLongRound {
+                    confirmingCut = lateCut
+                    confirmingRoundBytes = lateBytes
+                }
             }
             let status: String =
                 switch now.reason {
@@ -303,7 +321,7 @@ extension ReplayClient {
                 .roundFinished(
                     test: test.entry.id,
                     round: AdaptiveRoundProgress(
-                        round: round, isFloorRound: cut == plan.floorRound && plan.shortRound != plan.floorRound,
+                        round: round, isFloorRound: isLongRound,
                         bytesMoved: moved, maximumBytes: plan.maximumBytes, slowdown: decisionSoFar.slowdown,
                         status: status)))
         }
@@ -328,8 +346,8 @@ extension ReplayClient {
             note: [
                 note ?? (stop == .budget || stop == .timeLimit ? decision.note : nil),
                 confirmingLongRound && stop == .differentiation
-                    ? "found in long rounds of \(plan.floorRound) after the short rounds were alike: a throttle that "
-                        + "starts later in a flow (\(longRounds) long rounds)" : nil,
+                    ? "found in long rounds after the short rounds were alike: a throttle that starts later in a flow "
+                        + "(\(longRounds) long rounds, then of \(confirmingCut))" : nil,
                 stop != .longRoundDiffers && !(confirmingLongRound && stop == .differentiation)
                     ? longRoundDifference.map {
                         "in the long round the app was \($0.percent) % \($0.slower ? "slower" : "faster") than its control"
@@ -381,6 +399,34 @@ extension ReplayClient {
         guard let fewestRounds, fewestRounds > 0 else { return false }
         let (more, overflow) = fewestRounds.multipliedReportingOverflow(by: max(0, perRound))
         return !overflow && moved <= maximumBytes - more
+    }
+
+    /// The cut of the rounds that confirm a first long round that differed: half as far again as where that round's
+    /// samples put the change (`ChangePointAnalysis` on the one round: the byte split that best separates a part
+    /// like the control from a slower part), so that a third of each round lies past it, at least the short round's
+    /// cut and at most the floor round's. The floor round's cut when the round shows no such change: a first part
+    /// already slower than its control by more than the margin (a throttle throughout, whose effect grows with the
+    /// rate), a later part not slower by more than twice the margin, or a UDP plan (cut in time).
+    ///
+    /// Why: a throttle that starts after N bytes shows only in rounds that pass N, and a round cut far past N pays
+    /// for bytes that add nothing; rounds of 1.5 N instead of 7 MB make the confirmation affordable for traces of a
+    /// few times N (`Docs/testbed.md`, "three floors"). The cut depends on the rounds so far alone, so the coin's null
+    /// is untouched, and a wrong estimate costs only bytes: rounds that stop short of N show nothing, and the run
+    /// stops without a verdict once the rounds that could still confirm it no longer fit.
+    static func confirmingCut(
+        original: ThroughputSeries, control: ThroughputSeries, plan: AdaptivePlan
+    ) -> AdaptivePlan.Cut {
+        guard case .bytes(let floor) = plan.floorRound, case .bytes(let short) = plan.shortRound else {
+            return plan.floorRound
+        }
+        let change = ChangePointAnalysis().summary(rounds: [.init(original: original, control: control)])
+        let margin = plan.rule.margin
+        guard change.kind == .starts, change.changeMegabytes > 0, let before = change.before,
+            let after = change.after, before.slowdown <= margin, after.slowdown > 2 * margin
+        else { return plan.floorRound }
+        let bytes = (change.changeMegabytes * 1.5 * 1_000_000).rounded(.up)
+        guard bytes.isFinite, bytes < Double(floor) else { return plan.floorRound }
+        return .bytes(max(short, Int(bytes)))
     }
 
     /// The short rounds a run has before the forecast may stop it: a forecast from fewer says little.
