@@ -15,6 +15,8 @@
 #   port      every flow of server port 443 throttled to PORT_KBIT (both replays of the app test)
 #                                                                             truth: no differentiation (app test)
 #   porttest  the same bed, the port test PORT_TEST (port X vs 443)           truth: differentiation
+#   portafter3mb  the port test PORT_TEST with port 443 at full speed for 3 MB of each flow, then 70 % of NEED_KBIT
+#                 (use a large port test, e.g. PORT_TEST=port80l)                 truth: differentiation
 #   delayed   app throttled to DELAYED_KBIT after DELAYED_BYTES per connection  truth: differentiation
 #   loss1     1 % random loss towards the client, nothing throttled           truth: no differentiation
 #
@@ -116,6 +118,8 @@ spec() {
         app10) echo "MODE=dpi RATE_KBIT=10000|$APP|positive|10000" ;;
         port) echo "MODE=port PORTS=443 RATE_KBIT=$PORT_KBIT|$APP|negative|$PORT_KBIT" ;;
         porttest) echo "MODE=port PORTS=443 RATE_KBIT=$PORT_KBIT|$PORT_TEST|positive|$PORT_KBIT" ;;
+        portafter3mb)
+            echo "MODE=port PORTS=443 RATE_KBIT=$(need_rate 0.7) DELAYED_BYTES=3000000|$PORT_TEST|positive|$(need_rate 0.7)|" ;;
         delayed) echo "MODE=dpi RATE_KBIT=$DELAYED_KBIT DELAYED_BYTES=$DELAYED_BYTES|$APP|positive|$DELAYED_KBIT" ;;
         loss1) echo "MODE=none LOSS_PM=10|$APP|negative|0" ;;
         *) return 1 ;;

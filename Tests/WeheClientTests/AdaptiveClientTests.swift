@@ -123,6 +123,12 @@ struct AdaptiveClientTests {
         // Exactly at the cap fits; a byte over does not.
         #expect(ReplayClient.confirmsLongRound(fewestRounds: 2, perRound: 10, moved: 80, maximumBytes: 100))
         #expect(!ReplayClient.confirmsLongRound(fewestRounds: 2, perRound: 10, moved: 81, maximumBytes: 100))
+        // Netflix on the kernel testbed: its segments come at their recorded times, so rounds cost seconds; ten long
+        // rounds of 12 s after 110 s of short rounds pass a time cap of 124 s, whatever the bytes.
+        #expect(!ReplayClient.confirmsLongRound(fewestRounds: 10, perRound: 14_000_000, moved: 37_000_000,
+            maximumBytes: 212_000_000, perRoundSeconds: 12, elapsedSeconds: 110, timeLimitSeconds: 124))
+        #expect(ReplayClient.confirmsLongRound(fewestRounds: 10, perRound: 14_000_000, moved: 37_000_000,
+            maximumBytes: 212_000_000, perRoundSeconds: 1.2, elapsedSeconds: 110, timeLimitSeconds: 124))
         // No number of rounds could confirm it, or the product overflows: no.
         #expect(!ReplayClient.confirmsLongRound(fewestRounds: nil, perRound: 10, moved: 0, maximumBytes: 100))
         #expect(!ReplayClient.confirmsLongRound(fewestRounds: .max, perRound: 10, moved: 0, maximumBytes: .max))

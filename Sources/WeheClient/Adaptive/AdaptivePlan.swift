@@ -40,6 +40,13 @@ import WeheReplay
 /// round would leave no room for it under the cap (before, such runs ended at the cap with the interval already
 /// inside the margin).
 ///
+/// **Confirming a long round that differed.** When the short rounds were alike and the long round was more than twice
+/// the margin off its control (a throttle that starts later in a flow), the run goes on with long rounds only, each
+/// cut half as far again as where the first long round's samples put the change (`ReplayClient.confirmingCut`), as
+/// long as the fewest such rounds that could confirm it still fit under the cap
+/// (`AdaptiveAnalysis.Monitor.fewestRoundsToDifferentiate`); otherwise it stops without a verdict
+/// (`long-round-differs`), as it did before such rounds existed, once the short rounds would conclude.
+///
 /// **Caps.** Twice the bytes of the published test (original and control once) and twice its time (with a minute
 /// of slack for connection set-up): past either the verdict is inconclusive, with the reason.
 public struct AdaptivePlan: Sendable {

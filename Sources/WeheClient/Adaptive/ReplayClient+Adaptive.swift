@@ -70,10 +70,12 @@ extension ReplayClient {
         // Those rounds' cut (`confirmingCut`) and what one is expected to move.
         var confirmingCut = plan.floorRound
         var confirmingRoundBytes = plan.floorRoundBytes
+        var confirmingRoundSeconds = 0.0
         // The long rounds run, the first included.
         var longRounds = 0
-        // The bytes of the largest confirming round so far: what the next one may cost.
+        // The bytes and seconds of the largest and the longest confirming round so far: what the next one may cost.
         var largestConfirmingRound = 0
+        var longestConfirmingRound = 0.0
         while stop == nil {
             // The rule would conclude "no differentiation": not before a round has carried the floor of bytes.
             var cut = plan.shortRound
@@ -85,10 +87,16 @@ extension ReplayClient {
             {
                 // Another long round, while the rounds that could still confirm the difference fit under the cap;
                 // once they do not, no round this run can afford decides, and it stops without a verdict.
-                let perRound = max(confirmingRoundBytes, largestConfirmingRound)
                 let needed = monitor.fewestRoundsToDifferentiate(
                     slower: longRound.slower, within: plan.rule.maximumRounds)
-                guard let needed, moved + needed * perRound <= plan.maximumBytes else {
+                guard
+                    Self.confirmsLongRound(
+                        fewestRounds: needed, perRound: max(confirmingRoundBytes, largestConfirmingRound),
+                        moved: moved, maximumBytes: plan.maximumBytes,
+                        perRoundSeconds: max(confirmingRoundSeconds, longestConfirmingRound),
+                        elapsedSeconds: started.duration(to: clock.now).inSeconds,
+                        timeLimitSeconds: plan.timeLimitSeconds)
+                else {
                     stop = .longRoundDiffers
                     note =
                         "the short rounds were alike, but in \(longRounds) long rounds the app was slower or faster than "
@@ -96,7 +104,7 @@ extension ReplayClient {
                         + (longRound.slower ? "slower" : "faster") + "), and "
                         + (needed.map {
                             "the \($0) long rounds that could still confirm it would pass the cap of "
-                                + AdaptivePlan.megabytes(plan.maximumBytes)
+                                + AdaptivePlan.megabytes(plan.maximumBytes) + " or of \(Int(plan.timeLimitSeconds)) s"
                         } ?? "no number of long rounds could confirm it")
                         + "; the published test (--published) or --interleaved measures whole replays"
                     break
@@ -256,6 +264,7 @@ extension ReplayClient {
                 largestShortRound = max(largestShortRound, roundBytes)
             } else if confirmingLongRound {
                 largestConfirmingRound = max(largestConfirmingRound, roundBytes)
+                longestConfirmingRound = max(longestConfirmingRound, roundStarted.duration(to: clock.now).inSeconds)
             }
             cutShort += [original, control].filter(\.reachedDeadline).count
             if largest.map({ $0.original.bytesReceived + $0.control.bytesReceived }) ?? -1
@@ -294,13 +303,19 @@ extension ReplayClient {
                 let lateCut = Self.confirmingCut(original: original.samples, control: control.samples, plan: plan)
                 let lateBytes =
                     AdaptivePlan.expectedBytes(of: lateCut, in: plan) + max(0, roundBytes - plan.floorRoundBytes)
+                // Its time in proportion to its bytes: an app whose trace paces its bytes (Netflix's segments come
+                // at their recorded times) spends seconds, not bytes, and there the time cap decides.
+                let lateSeconds =
+                    roundStarted.duration(to: clock.now).inSeconds * Double(lateBytes) / Double(max(1, roundBytes))
                 confirmingLongRound = Self.confirmsLongRound(
                     fewestRounds: monitor.fewestRoundsToDifferentiate(
                         slower: longRound.slower, within: plan.rule.maximumRounds),
-                    perRound: lateBytes, moved: moved, maximumBytes: plan.maximumBytes)
+                    perRound: lateBytes, moved: moved, maximumBytes: plan.maximumBytes, perRoundSeconds: lateSeconds,
+                    elapsedSeconds: started.duration(to: clock.now).inSeconds, timeLimitSeconds: plan.timeLimitSeconds)
                 if confirmingLongRound {
                     confirmingCut = lateCut
                     confirmingRoundBytes = lateBytes
+                    confirmingRoundSeconds = lateSeconds
                 }
             }
             let status: String =
@@ -387,7 +402,8 @@ extension ReplayClient {
 
     /// Whether a run whose first long round differed from its control goes on with long rounds only, to confirm
     /// the difference: when the fewest long rounds that could (`fewestRounds`, from
-    /// `AdaptiveAnalysis.Monitor.fewestRoundsToDifferentiate`, each costing `perRound`) fit under the cap.
+    /// `AdaptiveAnalysis.Monitor.fewestRoundsToDifferentiate`, each costing `perRound` bytes and `perRoundSeconds`)
+    /// fit under both caps.
     /// Otherwise the run goes on as before (short rounds, which can still find a throttle that the short rounds
     /// reach, and a stop without a verdict once they would conclude "no differentiation").
     ///
@@ -395,10 +411,14 @@ extension ReplayClient {
     /// stays exact. Why only then: confirming a throttle that starts after N bytes takes rounds that each pass N,
     /// and the rule needs about ten more of them after short rounds that showed nothing (`Docs/testbed.md`, "three
     /// floors"); starting them without room for that many spends bytes that cannot buy a verdict.
-    static func confirmsLongRound(fewestRounds: Int?, perRound: Int, moved: Int, maximumBytes: Int) -> Bool {
+    static func confirmsLongRound(
+        fewestRounds: Int?, perRound: Int, moved: Int, maximumBytes: Int, perRoundSeconds: Double = 0,
+        elapsedSeconds: Double = 0, timeLimitSeconds: Double = .infinity
+    ) -> Bool {
         guard let fewestRounds, fewestRounds > 0 else { return false }
         let (more, overflow) = fewestRounds.multipliedReportingOverflow(by: max(0, perRound))
-        return !overflow && moved <= maximumBytes - more
+        let seconds = elapsedSeconds + Double(fewestRounds) * max(0, perRoundSeconds)
+        return !overflow && moved <= maximumBytes - more && seconds.isFinite && seconds <= timeLimitSeconds
     }
 
     /// The cut of the rounds that confirm a first long round that differed: half as far again as where that round's
