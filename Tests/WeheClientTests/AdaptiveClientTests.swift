@@ -164,6 +164,17 @@ struct AdaptiveClientTests {
         // Full speed for 3 MB, then half: the change at 3 MB (bins of 0.14 MB), the cut at about 4.5 MB.
         let after3 = try #require(cut(Self.series(megabytes: 7) { $0 < 3 ? 100 : 50 }))
         #expect((4_300_000...4_700_000).contains(after3), "\(after3)")
+        // The same with the app's slow start slower than its control's (30 against 60 Mbit/s over the first 0.3 MB,
+        // as two fresh connections may be): the first part differs a little; still about 4.5 MB.
+        let slowStart = Self.series(megabytes: 7) { $0 < 0.3 ? 60 : 100 }
+        if case .bytes(let bytes) = ReplayClient.confirmingCut(
+            original: Self.series(megabytes: 7) { $0 < 0.3 ? 30 : ($0 < 3 ? 100 : 50) }, control: slowStart,
+            plan: plan)
+        {
+            #expect((4_300_000...4_700_000).contains(bytes), "\(bytes)")
+        } else {
+            Issue.record("a TCP plan's confirming cut is in bytes")
+        }
         // After 1 MB: about 1.5 MB.
         let after1 = try #require(cut(Self.series(megabytes: 7) { $0 < 1 ? 100 : 50 }))
         #expect((1_300_000...1_700_000).contains(after1), "\(after1)")
@@ -187,6 +198,20 @@ struct AdaptiveClientTests {
         #expect(cut(Self.series(megabytes: 7) { _ in 100 }) == 7_000_000)
         // A throttle that stops (the first 3 MB slowed): not one that starts; the floor round's cut.
         #expect(cut(Self.series(megabytes: 7) { $0 < 3 ? 50 : 100 }) == 7_000_000)
+        // The app faster after 3 MB (a port test whose control, on port 443, is throttled after 3 MB): the same cut
+        // when the long round was faster, the floor round's when it was slower.
+        let faster = Self.series(megabytes: 7) { $0 < 3 ? 50 : 100 }
+        let slowControl = Self.series(megabytes: 7) { $0 < 3 ? 50 : 25 }
+        if case .bytes(let bytes) = ReplayClient.confirmingCut(
+            original: faster, control: slowControl, slower: false, plan: plan)
+        {
+            #expect((4_300_000...4_700_000).contains(bytes), "\(bytes)")
+        } else {
+            Issue.record("a TCP plan's confirming cut is in bytes")
+        }
+        #expect(
+            ReplayClient.confirmingCut(original: faster, control: slowControl, slower: true, plan: plan)
+                == plan.floorRound)
         // What a confirming round is expected to move: both replays' cut.
         #expect(AdaptivePlan.expectedBytes(of: .bytes(4_500_000), in: plan) == 9_000_000)
     }
