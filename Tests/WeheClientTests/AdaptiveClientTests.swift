@@ -115,20 +115,28 @@ struct AdaptiveClientTests {
     func confirmingLongRoundsFitTheCap() {
         // Netflix-like: 53 MB per replay, a cap of 212 MB, long rounds of 14 MB, 37 MB moved by six short rounds and
         // the first long round: ten more long rounds (140 MB) fit.
-        #expect(ReplayClient.confirmsLongRound(fewestRounds: 10, perRound: 14_000_000, moved: 37_000_000,
-            maximumBytes: 212_000_000))
+        #expect(
+            ReplayClient.confirmsLongRound(
+                fewestRounds: 10, perRound: 14_000_000, moved: 37_000_000,
+                maximumBytes: 212_000_000))
         // Deezer-like: 6.2 MB per replay, a cap of 24.8 MB, the long round the whole trace: they do not.
-        #expect(!ReplayClient.confirmsLongRound(fewestRounds: 10, perRound: 12_400_000, moved: 16_000_000,
-            maximumBytes: 24_800_000))
+        #expect(
+            !ReplayClient.confirmsLongRound(
+                fewestRounds: 10, perRound: 12_400_000, moved: 16_000_000,
+                maximumBytes: 24_800_000))
         // Exactly at the cap fits; a byte over does not.
         #expect(ReplayClient.confirmsLongRound(fewestRounds: 2, perRound: 10, moved: 80, maximumBytes: 100))
         #expect(!ReplayClient.confirmsLongRound(fewestRounds: 2, perRound: 10, moved: 81, maximumBytes: 100))
         // Netflix on the kernel testbed: its segments come at their recorded times, so rounds cost seconds; ten long
         // rounds of 12 s after 110 s of short rounds pass a time cap of 124 s, whatever the bytes.
-        #expect(!ReplayClient.confirmsLongRound(fewestRounds: 10, perRound: 14_000_000, moved: 37_000_000,
-            maximumBytes: 212_000_000, perRoundSeconds: 12, elapsedSeconds: 110, timeLimitSeconds: 124))
-        #expect(ReplayClient.confirmsLongRound(fewestRounds: 10, perRound: 14_000_000, moved: 37_000_000,
-            maximumBytes: 212_000_000, perRoundSeconds: 1.2, elapsedSeconds: 110, timeLimitSeconds: 124))
+        #expect(
+            !ReplayClient.confirmsLongRound(
+                fewestRounds: 10, perRound: 14_000_000, moved: 37_000_000,
+                maximumBytes: 212_000_000, perRoundSeconds: 12, elapsedSeconds: 110, timeLimitSeconds: 124))
+        #expect(
+            ReplayClient.confirmsLongRound(
+                fewestRounds: 10, perRound: 14_000_000, moved: 37_000_000,
+                maximumBytes: 212_000_000, perRoundSeconds: 1.2, elapsedSeconds: 110, timeLimitSeconds: 124))
         // No number of rounds could confirm it, or the product overflows: no.
         #expect(!ReplayClient.confirmsLongRound(fewestRounds: nil, perRound: 10, moved: 0, maximumBytes: 100))
         #expect(!ReplayClient.confirmsLongRound(fewestRounds: .max, perRound: 10, moved: 0, maximumBytes: .max))
@@ -150,7 +158,8 @@ struct AdaptiveClientTests {
     @Test("the rounds that confirm a long round are cut half as far again as where its samples put the change")
     func confirmingCutFollowsTheChange() throws {
         let library = ReplayLibrary(directory: TestResources.fixtureReplays)
-        var plan = AdaptivePlan(test: try ReplayClient.Test.load("tinyweb", from: library, catalog: try library.catalog()))
+        var plan = AdaptivePlan(
+            test: try ReplayClient.Test.load("tinyweb", from: library, catalog: try library.catalog()))
         plan.shortRound = .bytes(600_000)
         plan.floorRound = .bytes(7_000_000)
         plan.floorRoundBytes = 14_000_000
