@@ -99,11 +99,11 @@ extension ReplayClient {
                 else {
                     stop = .longRoundDiffers
                     note =
-                        "the short rounds were alike, but in \(longRounds) long rounds the app was slower or faster than "
-                        + "its control by turns (in the first \(longRound.percent) % "
-                        + (longRound.slower ? "slower" : "faster") + "), and "
+                        "the short rounds were alike, but in the first long round the app was \(longRound.percent) % "
+                        + (longRound.slower ? "slower" : "faster") + " than its control; after \(longRounds) long "
+                        + "rounds "
                         + (needed.map {
-                            "the \($0) long rounds that could still confirm it would pass the cap of "
+                            "the \($0) more that could still confirm it would pass the cap of "
                                 + AdaptivePlan.megabytes(plan.maximumBytes) + " or of \(Int(plan.timeLimitSeconds)) s"
                         } ?? "no number of long rounds could confirm it")
                         + "; the published test (--published) or --interleaved measures whole replays"
@@ -229,12 +229,12 @@ extension ReplayClient {
             if firstHistoryCount == nil { firstHistoryCount = historyCount }
             onEvent(.testStarted(test: test.entry.id, historyCount: historyCount, isConfirmation: false))
             let roundStarted = clock.now
+            // A long round: the floor round, or one that confirms it.
+            let isLongRound = (cut == plan.floorRound || confirmingLongRound) && plan.shortRound != plan.floorRound
             let outcomes: [ReplayRole: ReplayOutcome]
             do {
                 let measured = try await adaptiveRound(
-                    test, cut: cut,
-                    isLongRound: (cut == plan.floorRound || confirmingLongRound) && plan.shortRound != plan.floorRound,
-                    historyCount: historyCount, address: address, tls: tls,
+                    test, cut: cut, isLongRound: isLongRound, historyCount: historyCount, address: address, tls: tls,
                     publicAddresses: publicAddresses, ahead: ahead, onEvent: onEvent)
                 outcomes = measured.outcomes
                 refusedSamples += measured.refusals.count
@@ -254,8 +254,6 @@ extension ReplayClient {
                 throw ReplayClientError(.protocolViolation, "a round ended without both replays")
             }
             if cut == plan.floorRound { floorDone = true }
-            // A long round: the floor round, or one that confirms it.
-            let isLongRound = (cut == plan.floorRound || confirmingLongRound) && plan.shortRound != plan.floorRound
             if isLongRound { longRounds += 1 }
             received += original.bytesReceived + control.bytesReceived
             let roundBytes = original.bytesSent + original.bytesReceived + control.bytesSent + control.bytesReceived
@@ -401,64 +399,6 @@ extension ReplayClient {
         try await store(result)
         onEvent(.testFinished(result))
         return result
-    }
-
-    /// Whether a run whose first long round differed from its control goes on with long rounds only, to confirm
-    /// the difference: when the fewest long rounds that could (`fewestRounds`, from
-    /// `AdaptiveAnalysis.Monitor.fewestRoundsToDifferentiate`, each costing `perRound` bytes and `perRoundSeconds`)
-    /// fit under both caps.
-    /// Otherwise the run goes on as before (short rounds, which can still find a throttle that the short rounds
-    /// reach, and a stop without a verdict once they would conclude "no differentiation").
-    ///
-    /// Why it is safe: the choice depends on the rounds so far alone, and every round keeps its coin, so the null
-    /// stays exact. Why only then: confirming a throttle that starts after N bytes takes rounds that each pass N,
-    /// and the rule needs about ten more of them after short rounds that showed nothing (`Docs/testbed.md`, "three
-    /// floors"); starting them without room for that many spends bytes that cannot buy a verdict.
-    static func confirmsLongRound(
-        fewestRounds: Int?, perRound: Int, moved: Int, maximumBytes: Int, perRoundSeconds: Double = 0,
-        elapsedSeconds: Double = 0, timeLimitSeconds: Double = .infinity
-    ) -> Bool {
-        guard let fewestRounds, fewestRounds > 0 else { return false }
-        let (more, overflow) = fewestRounds.multipliedReportingOverflow(by: max(0, perRound))
-        let seconds = elapsedSeconds + Double(fewestRounds) * max(0, perRoundSeconds)
-        return !overflow && moved <= maximumBytes - more && seconds.isFinite && seconds <= timeLimitSeconds
-    }
-
-    /// The cut of the rounds that confirm a first long round that differed (the app `slower` than its control, or
-    /// faster): half as far again as where that round's samples put the change (`ChangePointAnalysis` on the one
-    /// round: the byte split that best separates a part like the control from a part that differs), so that a third
-    /// of each round lies past it, at least the short round's cut and at most the floor round's. The floor round's
-    /// cut when the round shows no such change: a later part not off its control by more than twice the margin the
-    /// long round's way, a first part off by half as much or more (a throttle throughout, whose effect grows with the
-    /// rate, or one that stops), or a UDP plan (cut in time). The first part is allowed some difference because it
-    /// holds slow start, which two fresh connections cross at different speeds (on the kernel testbed the large
-    /// port-80 test's first 0.3 MB came at 17-42 Mbit/s where its control's came at 38-71).
-    ///
-    /// Why: a throttle that starts after N bytes shows only in rounds that pass N, and a round cut far past N pays
-    /// for bytes that add nothing; rounds of 1.5 N instead of 7 MB make the confirmation affordable for traces of a
-    /// few times N (`Docs/testbed.md`, "three floors"). The cut depends on the rounds so far alone, so the coin's null
-    /// is untouched, and a wrong estimate costs only bytes: rounds that stop short of N show nothing, and the run
-    /// stops without a verdict once the rounds that could still confirm it no longer fit.
-    static func confirmingCut(
-        original: ThroughputSeries, control: ThroughputSeries, slower: Bool = true, plan: AdaptivePlan
-    ) -> AdaptivePlan.Cut {
-        guard case .bytes(let floor) = plan.floorRound, case .bytes(let short) = plan.shortRound else {
-            return plan.floorRound
-        }
-        let change = ChangePointAnalysis().summary(rounds: [.init(original: original, control: control)])
-        let margin = plan.rule.margin
-        // The split's parts, whichever the analysis calls the throttled one: the first like the control, the later
-        // off it the long round's way.
-        guard change.changeMegabytes > 0, let before = change.before, let after = change.after else {
-            return plan.floorRound
-        }
-        let sign = slower ? 1.0 : -1.0
-        guard sign * after.slowdown > 2 * margin, sign * before.slowdown < sign * after.slowdown / 2 else {
-            return plan.floorRound
-        }
-        let bytes = (change.changeMegabytes * 1.5 * 1_000_000).rounded(.up)
-        guard bytes.isFinite, bytes < Double(floor) else { return plan.floorRound }
-        return .bytes(max(short, Int(bytes)))
     }
 
     /// The short rounds a run has before the forecast may stop it: a forecast from fewer says little.
