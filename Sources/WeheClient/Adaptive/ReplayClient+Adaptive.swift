@@ -277,8 +277,10 @@ extension ReplayClient {
             // shows only here, and one round among many short ones would not move the rule. Short rounds do not
             // speak for the part of the flow they never reached, so a long round that differs by more than twice
             // the margin forbids "no differentiation" (the run ends without a verdict when the short rounds would
-            // conclude it); differentiation, from the short rounds or tipped by this round, stays possible.
-            if cut == plan.floorRound, plan.shortRound != plan.floorRound,
+            // conclude it); differentiation, from the short rounds or tipped by this round, stays possible. Only the
+            // first long round counts here: the rounds that confirm it (which may be cut as it was) are judged by
+            // the rule, and the direction they set out to confirm stays the first one's.
+            if cut == plan.floorRound, plan.shortRound != plan.floorRound, !confirmingLongRound,
                 let difference = AdaptiveAnalysis.logRatio(
                     .init(
                         originalMbps: rates.originalMbps, controlMbps: rates.controlMbps, comparedBytes: 0,
