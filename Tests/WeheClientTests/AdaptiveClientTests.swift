@@ -158,16 +158,20 @@ struct AdaptiveClientTests {
     @Test("the rounds that confirm a long round are cut half as far again as where its samples put the change")
     func confirmingCutFollowsTheChange() throws {
         let library = ReplayLibrary(directory: TestResources.fixtureReplays)
-        var plan = AdaptivePlan(
+        var plan0 = AdaptivePlan(
             test: try ReplayClient.Test.load("tinyweb", from: library, catalog: try library.catalog()))
-        plan.shortRound = .bytes(600_000)
-        plan.floorRound = .bytes(7_000_000)
-        plan.floorRoundBytes = 14_000_000
-        let control = Self.series(megabytes: 7) { _ in 100 }
-        func cut(_ original: ThroughputSeries) -> Int? {
-            if case .bytes(let bytes) = ReplayClient.confirmingCut(original: original, control: control, plan: plan) {
-                return bytes
-            }
+        plan0.shortRound = .bytes(600_000)
+        plan0.floorRound = .bytes(7_000_000)
+        plan0.floorRoundBytes = 14_000_000
+        let steady = Self.series(megabytes: 7) { _ in 100 }
+        // The cut in bytes (a TCP plan's is always in bytes; `nil` would fail every check below).
+        func cut(
+            _ original: ThroughputSeries, control: ThroughputSeries? = nil, slower: Bool = true,
+            plan: AdaptivePlan? = nil
+        ) -> Int? {
+            let chosen = ReplayClient.confirmingCut(
+                original: original, control: control ?? steady, slower: slower, plan: plan ?? plan0)
+            if case .bytes(let bytes) = chosen { return bytes }
             return nil
         }
         // Full speed for 3 MB, then half: the change at 3 MB (bins of 0.14 MB), the cut at about 4.5 MB.
@@ -175,15 +179,11 @@ struct AdaptiveClientTests {
         #expect((4_300_000...4_700_000).contains(after3), "\(after3)")
         // The same with the app's slow start slower than its control's (30 against 60 Mbit/s over the first 0.3 MB,
         // as two fresh connections may be): the first part differs a little; still about 4.5 MB.
-        let slowStart = Self.series(megabytes: 7) { $0 < 0.3 ? 60 : 100 }
-        if case .bytes(let bytes) = ReplayClient.confirmingCut(
-            original: Self.series(megabytes: 7) { $0 < 0.3 ? 30 : ($0 < 3 ? 100 : 50) }, control: slowStart,
-            plan: plan)
-        {
-            #expect((4_300_000...4_700_000).contains(bytes), "\(bytes)")
-        } else {
-            Issue.record("a TCP plan's confirming cut is in bytes")
-        }
+        let slowStart = try #require(
+            cut(
+                Self.series(megabytes: 7) { $0 < 0.3 ? 30 : ($0 < 3 ? 100 : 50) },
+                control: Self.series(megabytes: 7) { $0 < 0.3 ? 60 : 100 }))
+        #expect((4_300_000...4_700_000).contains(slowStart), "\(slowStart)")
         // After 1 MB: about 1.5 MB.
         let after1 = try #require(cut(Self.series(megabytes: 7) { $0 < 1 ? 100 : 50 }))
         #expect((1_300_000...1_700_000).contains(after1), "\(after1)")
@@ -191,15 +191,9 @@ struct AdaptiveClientTests {
         // throttle from nearly the first byte looks like one throughout): the floor round's cut.
         #expect(cut(Self.series(megabytes: 7) { $0 < 0.2 ? 100 : 50 }) == 7_000_000)
         // Never under the short round's cut.
-        var longShort = plan
+        var longShort = plan0
         longShort.shortRound = .bytes(2_000_000)
-        if case .bytes(let bytes) = ReplayClient.confirmingCut(
-            original: Self.series(megabytes: 7) { $0 < 1 ? 100 : 50 }, control: control, plan: longShort)
-        {
-            #expect(bytes == 2_000_000)
-        } else {
-            Issue.record("a TCP plan's confirming cut is in bytes")
-        }
+        #expect(cut(Self.series(megabytes: 7) { $0 < 1 ? 100 : 50 }, plan: longShort) == 2_000_000)
         // After 6 MB: 9 MB would pass the floor round's 7 MB; the floor round's cut.
         #expect(cut(Self.series(megabytes: 7) { $0 < 6 ? 100 : 50 }) == 7_000_000)
         // A throttle throughout (a constant cap at 60 %), or none: no change to follow, the floor round's cut.
@@ -211,18 +205,11 @@ struct AdaptiveClientTests {
         // when the long round was faster, the floor round's when it was slower.
         let faster = Self.series(megabytes: 7) { $0 < 3 ? 50 : 100 }
         let slowControl = Self.series(megabytes: 7) { $0 < 3 ? 50 : 25 }
-        if case .bytes(let bytes) = ReplayClient.confirmingCut(
-            original: faster, control: slowControl, slower: false, plan: plan)
-        {
-            #expect((4_300_000...4_700_000).contains(bytes), "\(bytes)")
-        } else {
-            Issue.record("a TCP plan's confirming cut is in bytes")
-        }
-        #expect(
-            ReplayClient.confirmingCut(original: faster, control: slowControl, slower: true, plan: plan)
-                == plan.floorRound)
+        let fasterCut = try #require(cut(faster, control: slowControl, slower: false))
+        #expect((4_300_000...4_700_000).contains(fasterCut), "\(fasterCut)")
+        #expect(cut(faster, control: slowControl, slower: true) == 7_000_000)
         // What a confirming round is expected to move: both replays' cut.
-        #expect(AdaptivePlan.expectedBytes(of: .bytes(4_500_000), in: plan) == 9_000_000)
+        #expect(AdaptivePlan.expectedBytes(of: .bytes(4_500_000), in: plan0) == 9_000_000)
     }
 
     @Test("the result schema (Docs/result.schema.json) lists every reason an adaptive test can stop for")

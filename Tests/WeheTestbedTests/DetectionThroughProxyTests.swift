@@ -212,8 +212,8 @@ struct DetectionThroughProxyTests {
                 + zip(sensitive.originalMeansMbps, sensitive.controlMeansMbps).map {
                     String(format: "%.2f", $0 / max($1, 1e-9))
                 }.joined(separator: " "))
-        // Only bytes past the first megabyte of the app's flows were shaped: the long rounds' (half a megabyte of
-        // each original), never a short round's.
+        // The throttle bit: bytes past the first megabyte of the app's flows went through the shaper (the long
+        // rounds pass it; the short rounds never do).
         #expect(stats.shapedBytes > 0)
         #expect(sensitive.stopReason == .differentiation)
         #expect(result.verdict == .differentiation)

@@ -43,7 +43,7 @@ import WeheReplay
 /// **Confirming a long round that differed.** When the short rounds were alike and the long round was more than twice
 /// the margin off its control (a throttle that starts later in a flow), the run goes on with long rounds only, each
 /// cut half as far again as where the first long round's samples put the change (`ReplayClient.confirmingCut`), as
-/// long as the fewest such rounds that could confirm it still fit under the cap
+/// long as the fewest such rounds that could confirm it still fit under both caps
 /// (`AdaptiveAnalysis.Monitor.fewestRoundsToDifferentiate`); otherwise it stops without a verdict
 /// (`long-round-differs`), as it did before such rounds existed, once the short rounds would conclude.
 ///
