@@ -30,6 +30,7 @@ extension ReplayClient {
         keepsRefusedSamples: Bool = false,
         publicAddresses: PublicAddressCache? = nil,
         ahead: SideChannelAhead? = nil,
+        slice: UDPSlice? = nil,
         onProgress: @escaping @Sendable (ReplayProgress) -> Void
     ) async throws(ReplayClientError) -> ReplaySession.Outcome {
         var realIP = "127.0.0.1"
@@ -53,6 +54,7 @@ extension ReplayClient {
         session.deadline = deadline
         session.keepsRefusedSamples = keepsRefusedSamples
         session.ahead = ahead
+        session.slice = slice
         return try await session.run()
     }
 

@@ -359,6 +359,51 @@ struct AdaptiveClientTests {
         #expect(AdaptivePlan.shortUDPRound(trace([(0, 10), (30, 1_000)]), replaySeconds: 20).seconds == 20)
     }
 
+    @Test("a one-flow call's short rounds are slices of its busiest second; a server without slices gets prefixes")
+    func udpSlicePlan() throws {
+        let pair = CSPair(clientAddress: "10.0.0.1", clientPort: 40000, serverAddress: "10.0.0.2", serverPort: 3478)
+        func trace(_ datagrams: [(time: Double, bytes: Int)], pairs: [CSPair] = [pair]) -> ReplayTrace {
+            ReplayTrace(
+                packets: datagrams.enumerated().map {
+                    ReplayPacket(
+                        csPair: pairs[$0.offset % pairs.count], payload: Array(repeating: 7, count: $0.element.bytes),
+                        timestamp: $0.element.time, kind: .udp(end: false))
+                }, udpClientPorts: pairs.map(\.clientPortString), tcpCSPairs: [], name: "call")
+        }
+        // 112 bytes at 0 s, silence until 2 s, 500 bytes every 0.1 s until 15 s, 1 000 bytes every 0.1 s from 9 s
+        // to 10 s: the busiest second starts at 9 s.
+        var call: [(time: Double, bytes: Int)] = [(0, 112)]
+        for step in 0..<130 {
+            let time = 2 + Double(step) * 0.1
+            call.append((time, time >= 8.95 && time < 9.95 ? 1_000 : 500))
+        }
+        let found = try #require(AdaptivePlan.udpSlice(trace(call), replaySeconds: 15))
+        #expect(found.slice.openingSeconds == AdaptivePlan.sliceOpeningSeconds)
+        #expect(abs(found.slice.from - 9) < 1e-9, "\(found.slice)")
+        #expect(found.slice.seconds == 1)
+        let total = call.reduce(0) { $0 + $1.bytes }
+        #expect(abs(found.fraction - Double(112 + 10_000) / Double(total)) < 1e-12)
+        // Not sliced: a call of two flows, one too short for a stretch after its opening, one busiest at its start.
+        let second = CSPair(clientAddress: "10.0.0.1", clientPort: 40001, serverAddress: "10.0.0.2", serverPort: 3478)
+        #expect(AdaptivePlan.udpSlice(trace(call, pairs: [pair, second]), replaySeconds: 15) == nil)
+        #expect(AdaptivePlan.udpSlice(trace([(0, 100), (0.5, 100), (1.1, 100)]), replaySeconds: 2) == nil)
+        let even = (0..<200).map { (time: Double($0) * 0.1, bytes: 500) }
+        #expect(AdaptivePlan.udpSlice(trace(even), replaySeconds: 20) == nil)
+
+        // The plan of such a call: slices, with the first seconds kept for a server that serves whole replays only.
+        let entry = CatalogEntry(
+            id: "call", name: "Call", image: "call", category: .conferencing, durationSeconds: 15, sizeMB: 2.6,
+            originalFile: "call.json", controlFile: "callRandom.json")
+        var plan = AdaptivePlan(test: ReplayClient.Test(entry: entry, original: trace(call), control: trace(call)))
+        #expect(plan.shortRound == .slice(found.slice))
+        #expect(plan.shortRoundBytes == Int((2 * 2_600_000 * found.fraction).rounded(.up)))
+        let unsliced = try #require(plan.unslicedShortRound)
+        #expect(unsliced.cut == .seconds(AdaptivePlan.shortUDPRound(trace(call), replaySeconds: 15).seconds))
+        plan.dropSlices()
+        #expect(plan.shortRound == unsliced.cut && plan.shortRoundBytes == unsliced.bytes)
+        #expect(plan.unslicedShortRound == nil)
+    }
+
     @Test("a prefix keeps the opening bytes, cuts a large response inside and a small one at its end")
     func prefix() throws {
         let pair = CSPair(

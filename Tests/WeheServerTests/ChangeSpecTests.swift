@@ -224,7 +224,7 @@ struct ChangeSpecTests {
         #expect(payloads.count >= 2 && Set(payloads).count == payloads.count)
         let altered = payloads[1].enumerated().map { $0.offset < 4 ? ~$0.element : $0.element }
         try await ServerHarness.run { server in
-            let received = try await DPIProbeClient.runUDP(
+            let (_, received) = try await DPIProbeClient.runUDP(
                 trace, changeSpec: "[2, \"ReplaceI\", [0, 4]]", server: server)
             // Empty datagrams are sent too (they are not numbered); S_2 is the second non-empty one.
             var expected = schedule.map { DatagramReceipt.digest($0.payload) }
@@ -236,9 +236,36 @@ struct ChangeSpecTests {
         }
     }
 
+    @Test("UDP: a Slice spec is granted with ';slice' and the server sends the opening and the slice, moved up")
+    func udpSlice() async throws {
+        let trace = try SideChannelTests.fixture("TinyCall_11212026.pcap_client_all.json")
+        let replay = try #require(try Self.catalogue().replay(named: trace.name))
+        let schedule = replay.udpSchedule(for: try #require(replay.server.udpFlows.first))
+        // TinyCall's call, its first 0.05 s and 0.3 s from 0.6 s on.
+        let slice = try #require(UDPSlice(openingSeconds: 0.05, from: 0.599, seconds: 0.3))
+        let expected = schedule.sliced(slice)
+        #expect(expected.count > 1 && expected.count < schedule.count)
+        #expect(expected.first?.payload == schedule.first?.payload)
+        #expect(expected.map(\.offset).allSatisfy { $0 < slice.length })
+        try await ServerHarness.run { server in
+            let (grant, received) = try await DPIProbeClient.runUDP(
+                trace.slice(slice), changeSpec: slice.changeSpec, server: server)
+            #expect(grant == "1;127.0.0.1;100;slice")
+            #expect(received.sorted() == expected.map { DatagramReceipt.digest($0.payload) }.sorted())
+            // The spec every other client sends still gets the published grant and the whole call.
+            let (plainGrant, whole) = try await DPIProbeClient.runUDP(
+                trace, changeSpec: SideChannelMessage.noChange, server: server)
+            #expect(plainGrant == "1;127.0.0.1;100")
+            #expect(whole.count == schedule.count)
+        }
+    }
+
     @Test(
         "a bad change spec is refused on the side channel with 0;5 and a reason, logged, and the server keeps serving",
         arguments: [
+            ("[-1, \"Slice\", [1, 0.5, 2]]", "openingSeconds ≤ from"),
+            ("[-1, \"Slice\", [0, 0.5]]", "needs [openingSeconds, from, seconds]"),
+            ("[-1, \"Slice\", [0, 0.5, 1]]", "applies to a UDP replay of one flow"),
             ("[99, \"ReplaceI\", [10, 20]]", "does not exist"),
             ("[1, \"replacel\", [10, 20]]", "unknown change spec action"),
             ("[1, \"ReplaceI\", [119990, 120010]]", "outside S_1"),
@@ -311,9 +338,9 @@ enum DPIProbeClient {
         }
     }
 
-    /// One UDP replay with a change spec; returns the digests of the datagrams received.
+    /// One UDP replay with a change spec; returns the grant and the digests of the datagrams received.
     static func runUDP(_ trace: ReplayTrace, changeSpec: String, server: ServerHarness.Running) async throws
-        -> [UInt32]
+        -> (grant: String, received: [UInt32])
     {
         let connection = try await RawConnection.connect(port: server.ports.sideChannelPlain ?? 0)
         return try await connection.channel.executeThenClose { inbound, outbound in
@@ -333,7 +360,7 @@ enum DPIProbeClient {
             try await peer.send("DONE;1.0")
             try await peer.send("[[1.0,2.0],[0.1,0.2]]")
             _ = try await peer.receiveReply()
-            return received
+            return (grant, received)
         }
     }
 

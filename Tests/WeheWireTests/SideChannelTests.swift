@@ -69,6 +69,28 @@ struct SideChannelTests {
         #expect(throws: WeheWireError(.invalidValue, "")) { try PermissionReply(parsing: Array("1;1.2.3.4".utf8)) }
     }
 
+    @Test("a slice: its change spec round-trips, other specs ask for none, and its grant has a fourth field")
+    func slice() throws {
+        let slice = try #require(UDPSlice(openingSeconds: 0.25, from: 7.5, seconds: 1))
+        #expect(slice.changeSpec == "[-1, \"Slice\", [0.25, 7.5, 1.0]]")
+        #expect(try UDPSlice(changeSpec: Array(slice.changeSpec.utf8)) == slice)
+        for other in [SideChannelMessage.noChange, "[2, \"ReplaceI\", [0, 4]]", "[-1, \"Slices\", [0, 1, 1]]", "{"] {
+            #expect(try UDPSlice(changeSpec: Array(other.utf8)) == nil, "\(other)")
+        }
+        for bad in [
+            "[-1, \"Slice\", null]", "[-1, \"Slice\", [0, 1]]", "[-1, \"Slice\", [2, 1, 1]]",
+            "[-1, \"Slice\", [0, 1, 0]]", "[-1, \"Slice\", [0, 1, 1e9]]", "[-1, \"Slice\", [-1, 1, 1]]",
+        ] {
+            #expect(throws: WeheWireError.self, "\(bad)") { try UDPSlice(changeSpec: Array(bad.utf8)) }
+        }
+        let grant = PermissionReply.granted(clientIP: "127.0.0.1", sampleCount: 100, servesSlice: true)
+        #expect(grant.body == "1;127.0.0.1;100;slice")
+        #expect(try PermissionReply(parsing: Array(grant.body.utf8)) == grant)
+        for bad in ["1;127.0.0.1;100;other", "1;127.0.0.1;100;slice;x"] {
+            #expect(throws: WeheWireError.self, "\(bad)") { try PermissionReply(parsing: Array(bad.utf8)) }
+        }
+    }
+
     @Test("port map: lookup by padded port, spurious entries ignored, deterministic body")
     func portMap() throws {
         let text =

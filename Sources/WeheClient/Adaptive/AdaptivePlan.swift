@@ -1,5 +1,5 @@
 import WeheAnalysis
-import WeheCore
+public import WeheCore
 import WeheReplay
 
 /// How an adaptive verdict cuts one test into rounds, and what it may cost: decided from the traces and the catalog
@@ -56,11 +56,15 @@ public struct AdaptivePlan: Sendable {
         case bytes(Int)
         /// UDP: the replays' first `seconds`.
         case seconds(Double)
+        /// UDP: the replays' opening, then a stretch from later in the call (`UDPSlice`), from a server that serves
+        /// slices.
+        case slice(UDPSlice)
 
         public var description: String {
             switch self {
             case .bytes(let bytes): "the first \(AdaptivePlan.megabytes(bytes)) of each replay"
             case .seconds(let seconds): "the first \(Int(seconds.rounded())) s of each replay"
+            case .slice(let slice): "\(slice) of each replay"
             }
         }
     }
@@ -71,6 +75,9 @@ public struct AdaptivePlan: Sendable {
     public var floorRound: Cut
     /// Bytes one short round is expected to move (both replays, both directions).
     public var shortRoundBytes: Int
+    /// The short rounds' cut against a server that does not serve slices, when `shortRound` is a slice: the
+    /// replays' first seconds, with what such a round is expected to move.
+    public var unslicedShortRound: (cut: Cut, bytes: Int)?
     /// Bytes the floor round is expected to move.
     public var floorRoundBytes: Int
     /// Bytes of the published test: original and control once, both directions.
@@ -94,6 +101,11 @@ public struct AdaptivePlan: Sendable {
     public static let equivalenceLowestBet = 0.5
     /// The shortest UDP round (1 s).
     public static let shortestRoundSeconds = 1.0
+    /// A UDP slice's opening, kept as recorded: what a classifier matches first and the server identifies the
+    /// replay's flow by (Skype's and Teams' traces open with one STUN datagram, then nothing for two seconds).
+    public static let sliceOpeningSeconds = 0.25
+    /// How many times the bytes of the call's first seconds a slice must carry to be worth asking for.
+    static let sliceGain = 1.25
     /// The clipping scale of the rounds' log ratios.
     public static let clipScale = 0.05
 
@@ -118,6 +130,11 @@ public struct AdaptivePlan: Sendable {
             floorRound = .seconds(replaySeconds)
             shortRoundBytes = Int((Double(2 * replayBytes) * short.fraction).rounded(.up))
             floorRoundBytes = 2 * replayBytes
+            if let slice = Self.udpSlice(original, replaySeconds: replaySeconds) {
+                unslicedShortRound = (shortRound, shortRoundBytes)
+                shortRound = .slice(slice.slice)
+                shortRoundBytes = Int((Double(2 * replayBytes) * slice.fraction).rounded(.up))
+            }
         } else {
             let short = Self.shortRoundBytes(replayBytes: replayBytes)
             let floor = min(replayBytes, Self.floorBytesPerFlow)
@@ -161,6 +178,51 @@ public struct AdaptivePlan: Sendable {
         return (seconds, Double(within) / Double(total))
     }
 
+    /// A short UDP round's slice of a one-flow trace: the first `sliceOpeningSeconds`, then the stretch of
+    /// `replaySeconds / 20` (at least `shortestRoundSeconds`) in which the trace's datagrams carry the most bytes, with
+    /// the fraction of the trace's bytes the slice carries. `nil` for a trace of several flows, one too short to hold
+    /// a stretch after its opening, or one whose slice would carry less than `sliceGain` times the bytes of its first
+    /// seconds of the same length (an even stream: those are then as good a round, and any server serves them).
+    static func udpSlice(_ trace: ReplayTrace, replaySeconds: Double) -> (slice: UDPSlice, fraction: Double)? {
+        guard trace.transport == .udp, trace.flows.count == 1 else { return nil }
+        let packets = trace.packets.sorted { $0.timestamp < $1.timestamp }
+        guard let start = packets.first?.timestamp else { return nil }
+        let offsets = packets.map { $0.timestamp - start }
+        let total = packets.reduce(0) { $0 + $1.payload.count }
+        let length = max(shortestRoundSeconds, replaySeconds / Double(shortRoundsPerTest))
+        guard total > 0, let last = offsets.last, last >= sliceOpeningSeconds + length else { return nil }
+        // The busiest stretch: two pointers over the datagrams, each stretch starting at a datagram's time.
+        var best: (from: Double, bytes: Int)?
+        var end = 0
+        var inside = 0
+        for (index, from) in offsets.enumerated() where from >= sliceOpeningSeconds {
+            if from + length > last + 1e-9 { break }
+            end = max(end, index)
+            while end < packets.count, offsets[end] < from + length {
+                inside += packets[end].payload.count
+                end += 1
+            }
+            if best.map({ inside > $0.bytes }) ?? true { best = (from, inside) }
+            inside -= packets[index].payload.count
+        }
+        let opening = zip(offsets, packets).reduce(0) { $0 + ($1.0 < sliceOpeningSeconds ? $1.1.payload.count : 0) }
+        let firstSeconds = zip(offsets, packets).reduce(0) {
+            $0 + ($1.0 < sliceOpeningSeconds + length ? $1.1.payload.count : 0)
+        }
+        guard let best, Double(opening + best.bytes) > sliceGain * Double(firstSeconds),
+            let slice = UDPSlice(openingSeconds: sliceOpeningSeconds, from: best.from, seconds: length)
+        else { return nil }
+        return (slice, min(1, Double(opening + best.bytes) / Double(total)))
+    }
+
+    /// The short rounds' cut against a server that turned out not to serve slices.
+    mutating func dropSlices() {
+        guard let unsliced = unslicedShortRound else { return }
+        shortRound = unsliced.cut
+        shortRoundBytes = unsliced.bytes
+        unslicedShortRound = nil
+    }
+
     /// One replay's bytes in a short TCP round: a twentieth of the trace, at least 250 kB, or for traces under
     /// 3 MB a twelfth of it (at least 64 kB); never more than the trace.
     public static func shortRoundBytes(replayBytes: Int) -> Int {
@@ -176,6 +238,7 @@ public struct AdaptivePlan: Sendable {
         case (.seconds(let seconds), .seconds(let floorSeconds)) where floorSeconds > 0:
             return Int((Double(plan.floorRoundBytes) * min(1, seconds / floorSeconds)).rounded(.up))
         case (.seconds, _): return plan.floorRoundBytes
+        case (.slice, _): return plan.shortRoundBytes
         }
     }
 

@@ -30,7 +30,7 @@ extension ReplayClient {
         fallBack: Bool = true,
         onEvent: @escaping @Sendable (ReplayClientEvent) -> Void = { _ in }
     ) async throws(ReplayClientError) -> TestResult {
-        let plan = plan ?? AdaptivePlan(test: test)
+        var plan = plan ?? AdaptivePlan(test: test)
         let clock = ContinuousClock()
         let started = clock.now
         let startedAt = Date()
@@ -232,11 +232,13 @@ extension ReplayClient {
             // A long round: the floor round, or one that confirms it.
             let isLongRound = (cut == plan.floorRound || confirmingLongRound) && plan.shortRound != plan.floorRound
             let outcomes: [ReplayRole: ReplayOutcome]
+            var servedSlices = 0
             do {
                 let measured = try await adaptiveRound(
                     test, cut: cut, isLongRound: isLongRound, historyCount: historyCount, address: address, tls: tls,
                     publicAddresses: publicAddresses, ahead: ahead, onEvent: onEvent)
                 outcomes = measured.outcomes
+                servedSlices = measured.servedSlices
                 refusedSamples += measured.refusals.count
                 if lastRefusal == nil { lastRefusal = measured.refusals.first }
             } catch let error where fallBack && round == 1 && Self.serverCannotServeRounds(error) {
@@ -252,6 +254,17 @@ extension ReplayClient {
             }
             guard let original = outcomes[.original], let control = outcomes[.control] else {
                 throw ReplayClientError(.protocolViolation, "a round ended without both replays")
+            }
+            if case .slice = cut, servedSlices < 2 {
+                // A server that does not serve slices (the published one) served both replays whole, and the client
+                // replayed their first seconds: a round of the call's opening like any other, and the rounds after it
+                // are cut so. One that served one replay a slice and the other not (restarted between them) measured
+                // two different things, which no round may compare.
+                guard servedSlices == 0 else {
+                    throw ReplayClientError(
+                        .protocolViolation, "the server served the slice to one replay of a round only")
+                }
+                plan.dropSlices()
             }
             if cut == plan.floorRound { floorDone = true }
             if isLongRound { longRounds += 1 }
@@ -437,14 +450,18 @@ extension ReplayClient {
         publicAddresses: PublicAddressCache? = nil,
         ahead: SideChannelAhead? = nil,
         onEvent: @escaping @Sendable (ReplayClientEvent) -> Void
-    ) async throws(ReplayClientError) -> (outcomes: [ReplayRole: ReplayOutcome], refusals: [String]) {
+    ) async throws(ReplayClientError) -> (
+        outcomes: [ReplayRole: ReplayOutcome], refusals: [String], servedSlices: Int
+    ) {
         let order: [ReplayRole] = Bool.random() ? [.original, .control] : [.control, .original]
         var outcomes: [ReplayRole: ReplayOutcome] = [:]
         var refusals: [String] = []
+        var servedSlices = 0
         for (offset, role) in order.enumerated() {
             var trace = role == .original ? test.original : test.control
             var deadline: Duration?
             var appDuration: Double
+            var slice: UDPSlice?
             switch cut {
             case .bytes(let bytes):
                 trace = trace.prefix(bytes: bytes)
@@ -465,6 +482,12 @@ extension ReplayClient {
             case .seconds(let seconds):
                 deadline = .milliseconds(Int64((seconds * 1000).rounded()))
                 appDuration = seconds
+            case .slice(let asked):
+                // The slice's datagrams, and a quarter of a second for the last ones to arrive; a server that does
+                // not serve slices sends the call's first seconds, which the same deadline cuts.
+                slice = asked
+                deadline = .milliseconds(Int64(((asked.length + Self.sliceTailSeconds) * 1000).rounded()))
+                appDuration = asked.length
             }
             onEvent(.replayStarted(test: test.entry.id, role: role, replayName: trace.name, position: offset + 1))
             let outcome: ReplaySession.Outcome
@@ -472,7 +495,7 @@ extension ReplayClient {
                 outcome = try await replaySession(
                     trace, role: role, historyCount: historyCount, endOfTest: offset == order.count - 1,
                     appDuration: appDuration, address: address, tls: tls, deadline: deadline,
-                    keepsRefusedSamples: true, publicAddresses: publicAddresses, ahead: ahead,
+                    keepsRefusedSamples: true, publicAddresses: publicAddresses, ahead: ahead, slice: slice,
                     onProgress: { onEvent(.replayProgress(test: test.entry.id, role: role, progress: $0)) })
             } catch  where Task.isCancelled {
                 throw ReplayClientError(.cancelled, "the test was cancelled")
@@ -480,9 +503,13 @@ extension ReplayClient {
             onEvent(.replayFinished(test: test.entry.id, role: role, outcome: outcome.outcome))
             outcomes[role] = outcome.outcome
             if let refusal = outcome.samplesRefused { refusals.append(refusal) }
+            if outcome.servedSlice { servedSlices += 1 }
         }
-        return (outcomes, refusals)
+        return (outcomes, refusals, servedSlices)
     }
+
+    /// After a slice's last datagram, how long a round's replay waits for what is still on its way, seconds.
+    static let sliceTailSeconds = 0.25
 
     /// The round's two rates over the same bytes; when one replay received nothing and the other did, its rate is 0
     /// against the other's mean (a blocked or starved replay is the strongest evidence there is).

@@ -18,6 +18,8 @@ struct ReplaySession: Sendable {
         var receivedDatagrams: [UInt32]?
         /// Why the server would not store the samples, when `keepsRefusedSamples` let the replay end anyway.
         var samplesRefused: String? = nil
+        /// Whether the server served the `slice` asked for (and the client replayed its side of it).
+        var servedSlice = false
     }
 
     let serverAddress: String
@@ -30,6 +32,11 @@ struct ReplaySession: Sendable {
     /// The change spec sent as message 2: `[-1, null, null]` for every normal replay; a DPI probe of a server packet
     /// sends `[k, "ReplaceI", [L, R]]` (`DPITraceMap.changeSpec(for:)`).
     var changeSpec: String = SideChannelMessage.noChange
+    /// A UDP slice to ask for (an adaptive verdict's short round) instead of `changeSpec`. When the server grants it
+    /// (`PermissionReply.granted(servesSlice: true)`) both sides replay the slice; a server that does not know slices
+    /// (the published one) serves the whole replay, and the client then replays its trace as it is, to the
+    /// session's deadline: the replay's first seconds, as a short round of the call's opening would.
+    var slice: UDPSlice?
     /// Ends the replay earlier than its protocol deadline (a UDP round of the adaptive verdict); never later.
     var deadline: Duration? = nil
     /// A server's refusal to store the samples ends the replay normally (the client measured it all the same): the
@@ -92,6 +99,7 @@ struct ReplaySession: Sendable {
     private struct Granted {
         var clientIP: String
         var sampleCount: Int
+        var servesSlice: Bool
     }
 
     /// Runs the rest of the exchange after the grant and closes the connection on every path.
@@ -115,7 +123,7 @@ struct ReplaySession: Sendable {
     private func declare(on side: SideChannelConnection) async throws(ReplayClientError) -> Granted {
         let read = configuration.timing.sideChannelRead
         try await side.send([
-            declaration.body, changeSpec, SideChannelMessage.noIperf, SideChannelMessage.noMobileStats,
+            declaration.body, slice?.changeSpec ?? changeSpec, SideChannelMessage.noIperf, SideChannelMessage.noMobileStats,
         ])
         let permissionBody = try await side.receive(timeout: read, expecting: "the permission")
         let permission: PermissionReply
@@ -130,8 +138,8 @@ struct ReplaySession: Sendable {
             throw ReplayClientError(.protocolViolation, "the server's permission reply is malformed: \(error.message)")
         }
         switch permission {
-        case .granted(let ip, let count):
-            return Granted(clientIP: ip, sampleCount: count)
+        case .granted(let ip, let count, let servesSlice):
+            return Granted(clientIP: ip, sampleCount: count, servesSlice: slice != nil && servesSlice)
         case .denied(let reason, _):
             throw ReplayClientError(
                 .admissionRefused, "the server refused the test (code \(reason.rawValue)): \(reason.explanation)",
@@ -156,6 +164,7 @@ struct ReplaySession: Sendable {
         // Java tolerates junk here; so do we (0 senders).
         tracker.expect(Int(String(decoding: countBody.prefix(12), as: UTF8.self)) ?? 0)
         let transport = try makeTransport(portMap, tracker: tracker)
+        let trace = granted.servesSlice ? slice.map { self.trace.slice($0) } ?? self.trace : self.trace
         var engineConfiguration = ReplayEngineConfiguration.standard(
             for: trace, appDuration: appDuration, sampleCount: sampleCount)
         engineConfiguration.idleTimeout = configuration.timing.replayIdle
@@ -193,7 +202,7 @@ struct ReplaySession: Sendable {
         }
         return Outcome(
             outcome: outcome, clientIP: clientIP, receivedDatagrams: (transport as? UDPReplayTransport)?.receipts.all,
-            samplesRefused: refused)
+            samplesRefused: refused, servedSlice: granted.servesSlice)
     }
 
     static let refusalLead = "the server refused the samples: "

@@ -11,6 +11,8 @@ package struct LoadedReplay: Sendable {
     package var client: ReplayTrace
     /// The server side.
     package var server: ServerTrace
+    /// The slice of the recording this replay serves (`sliced(_:)`), when a client asked for one.
+    package var slice: UDPSlice?
     /// Port tests replay without timing (protocol.md 6.1, 6.2 step 5).
     package var timed: Bool { !client.isPortTest }
     /// TCP or UDP.
@@ -48,6 +50,25 @@ package struct LoadedReplay: Sendable {
             }
         }
         return nil
+    }
+
+    /// The replay with `slice` applied to both sides (`UDPSlice`): the client trace, whose datagrams the server
+    /// echoes when it has no recorded ones and which the server's flow look-up and byte checks read, and the recorded
+    /// server datagrams. The opening datagrams stay, so a replay of the slice opens its flow as a whole replay does.
+    /// - Throws: `ReplayServerError` `.protocolViolation` for a TCP replay or one of several UDP flows (each flow's
+    ///   times count from its own first datagram, so one slice would cut them at different moments of the call).
+    package func sliced(_ slice: UDPSlice) throws(ReplayServerError) -> LoadedReplay {
+        guard transport == .udp, server.udpFlows.count == 1, client.flows.count == 1 else {
+            throw ReplayServerError(
+                .protocolViolation, "a Slice applies to a UDP replay of one flow; \(name) is not one")
+        }
+        var sliced = self
+        sliced.client = client.slice(slice)
+        sliced.server.udpFlows = server.udpFlows.map { flow in
+            UDPServerFlow(csPair: flow.csPair, datagrams: flow.datagrams?.sliced(slice))
+        }
+        sliced.slice = slice
+        return sliced
     }
 
     /// What the server sends on a UDP flow: the recorded server datagrams, or the client's own recorded datagrams of

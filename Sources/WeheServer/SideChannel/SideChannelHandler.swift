@@ -114,6 +114,11 @@ struct SideChannelHandler {
             context.catalogue.replay(named: name)
             ?? context.clientTraces?.take(name: name, userID: uploader.userID, address: uploader.address)
         do {
+            if let slice = try Self.slice(body), let replay {
+                let sliced = try replay.sliced(slice)
+                logger.info("slice served", metadata: ["wehe.slice": "\(slice)"])
+                return sliced
+            }
             guard let change = try ServerPacketChange.parse(body), let replay else { return replay }
             let changed = try replay.applying(change)
             logger.info(
@@ -126,6 +131,15 @@ struct SideChannelHandler {
                 PermissionReply.denied(.changeSpecRefused, sampleCount: nil).body + ";" + reason)
             context.metrics.admission("denied-\(PermissionReply.DenialReason.changeSpecRefused.rawValue)")
             throw ReplayServerError(.protocolViolation, "change spec refused: \(reason)", underlying: error)
+        }
+    }
+
+    /// The UDP slice a change spec asks for (`UDPSlice.changeSpec`), with a malformed one as a refusal.
+    private static func slice(_ body: [UInt8]) throws(ReplayServerError) -> UDPSlice? {
+        do {
+            return try UDPSlice(changeSpec: body)
+        } catch {
+            throw ReplayServerError(.protocolViolation, error.message)
         }
     }
 
@@ -166,7 +180,9 @@ struct SideChannelHandler {
             replayName: declaration.replayName)
         switch decision {
         case .granted(let session):
-            try await notifier.send(PermissionReply.granted(clientIP: peer, sampleCount: sampleCount).body)
+            try await notifier.send(
+                PermissionReply.granted(clientIP: peer, sampleCount: sampleCount, servesSlice: replay?.slice != nil)
+                    .body)
             context.metrics.admission("granted")
             context.metrics.activeSessions(await context.registry.count)
             context.captures?.start(

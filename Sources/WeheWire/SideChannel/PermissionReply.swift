@@ -1,7 +1,9 @@
 /// The server's answer to an ID declaration (protocol.md section 5.2 #3 and 5.3).
 public enum PermissionReply: Sendable, Hashable {
-    /// `1;<clientIP>;<numSamples>`: go ahead; sample throughput into `sampleCount` buckets.
-    case granted(clientIP: String, sampleCount: Int)
+    /// `1;<clientIP>;<numSamples>`: go ahead; sample throughput into `sampleCount` buckets. `servesSlice`: the
+    /// server serves the UDP slice the change spec asked for, said by a fourth field, `;slice` (our extension,
+    /// `UDPSlice.changeSpec`; sent only to a client that asked for a slice).
+    case granted(clientIP: String, sampleCount: Int, servesSlice: Bool = false)
     /// `0;<code>[;<numSamples>]`: refused.
     case denied(DenialReason, sampleCount: Int?)
 
@@ -31,10 +33,14 @@ public enum PermissionReply: Sendable, Hashable {
         }
     }
 
+    /// The grant's fourth field when the server serves a slice.
+    public static let sliceField = "slice"
+
     /// The message body.
     public var body: String {
         switch self {
-        case .granted(let ip, let count): "1;\(ip);\(count)"
+        case .granted(let ip, let count, false): "1;\(ip);\(count)"
+        case .granted(let ip, let count, true): "1;\(ip);\(count);\(Self.sliceField)"
         case .denied(let reason, let count?): "0;\(reason.rawValue);\(count)"
         case .denied(let reason, nil): "0;\(reason.rawValue)"
         }
@@ -49,10 +55,12 @@ public enum PermissionReply: Sendable, Hashable {
         }
         switch first {
         case "1":
-            guard fields.count == 3, let count = Int(fields[2]), count > 0, count <= 100_000 else {
-                throw WeheWireError(.invalidValue, "grant must be '1;<ip>;<samples>'", field: "permission")
+            guard fields.count == 3 || (fields.count == 4 && fields[3] == Self.sliceField),
+                let count = Int(fields[2]), count > 0, count <= 100_000
+            else {
+                throw WeheWireError(.invalidValue, "grant must be '1;<ip>;<samples>[;slice]'", field: "permission")
             }
-            self = .granted(clientIP: String(fields[1]), sampleCount: count)
+            self = .granted(clientIP: String(fields[1]), sampleCount: count, servesSlice: fields.count == 4)
         case "0":
             guard fields.count >= 2, let code = Int(fields[1]), let reason = DenialReason(rawValue: code) else {
                 throw WeheWireError(
