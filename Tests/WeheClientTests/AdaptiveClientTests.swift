@@ -404,6 +404,25 @@ struct AdaptiveClientTests {
         #expect(plan.unslicedShortRound == nil)
     }
 
+    @Test("a server that serves whole replays only: the first round asks for the slice, the rest are prefixes")
+    func sliceFallback() async throws {
+        let (server, tests) = try await Harness.start(["tinycall"])
+        defer { Task { await server.stop() } }
+        var plan = AdaptivePlan(test: tests[0])
+        let slice = try #require(UDPSlice(openingSeconds: 0.05, from: 0.599, seconds: 0.3))
+        plan.unslicedShortRound = (plan.shortRound, plan.shortRoundBytes)
+        plan.shortRound = .slice(slice)
+        plan.rule.maximumRounds = 3
+        let result = try await ReplayClient(configuration: Harness.configuration(server)).runAdaptive(
+            tests[0], plan: plan, fallBack: false)
+        // The scripted server grants as the published one does, without the slice field.
+        let specs = server.snapshot.messages.filter { $0.count > 1 }.map { $0[1] }
+        #expect(result.sensitive?.rounds == 3)
+        #expect(specs.count == 6)
+        #expect(Array(specs.prefix(2)) == [slice.changeSpec, slice.changeSpec])
+        #expect(specs.dropFirst(2).allSatisfy { $0 == SideChannelMessage.noChange }, "\(specs)")
+    }
+
     @Test("a prefix keeps the opening bytes, cuts a large response inside and a small one at its end")
     func prefix() throws {
         let pair = CSPair(

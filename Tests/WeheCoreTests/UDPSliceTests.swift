@@ -44,7 +44,10 @@ struct UDPSliceTests {
         #expect(schedule.sliced(slice).map { ($0.offset * 1000).rounded() / 1000 } == [0, 0.25, 0.55, 0.85, 1.15])
         // A TCP trace is not sliced.
         let tcp = ReplayTrace(
-            packets: [ReplayPacket(csPair: Self.pair, payload: [1], timestamp: 0, kind: .tcp(responseLength: 0, responseHash: nil))],
+            packets: [
+                ReplayPacket(
+                    csPair: Self.pair, payload: [1], timestamp: 0, kind: .tcp(responseLength: 0, responseHash: nil))
+            ],
             udpClientPorts: [], tcpCSPairs: [Self.pair.rawValue], name: "web")
         #expect(tcp.slice(slice) == tcp)
     }

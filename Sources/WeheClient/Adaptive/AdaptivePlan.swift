@@ -11,10 +11,15 @@ import WeheReplay
 /// 3 MB get a twelfth (at least 64 kB) instead of 250 kB: with 250 kB rounds, the eight rounds of an equivalence
 /// and the floor round (the whole trace) would not fit under the cap, and every run on a calm path would end
 /// inconclusive. UDP rounds are cut in time (the server sends its datagrams on its own schedule; the client ends the
-/// replay at the round's deadline): the recorded time by which the client's datagrams reach a twentieth of their
-/// bytes, at least a twentieth of the replay's time and 1 s. A call opens with a few datagrams and seconds of near
-/// silence (Skype: 112 bytes in its first second, then nothing until 2 s): rounds of the first second carried only
-/// those and measured nothing of the call. Twenty short rounds move the
+/// replay at the round's deadline). A call of one flow is cut into slices (`UDPSlice`, `udpSlice(_:replaySeconds:)`):
+/// its first quarter second, then the busiest stretch of a twentieth of its time (at least 1 s), which a server that
+/// serves slices (ours) moves up to follow the opening. A call opens with a few datagrams and seconds of near silence
+/// and reaches its full rate after a ramp (Skype: 112 bytes in its first second, then nothing until 2 s, its full
+/// rate from about 4 s), so rounds of its first seconds never reached the rate a cap bites at. Against a server
+/// that serves whole replays only (the published one), and for calls of several flows or an even stream, rounds are
+/// the call's first seconds instead: until the client's datagrams reach a twentieth of their bytes, at least a
+/// twentieth of the replay's time and 1 s (rounds of the first second carried only the opening and measured nothing
+/// of the call). Twenty short rounds move the
 /// bytes of one published test; the rule cannot stop for differentiation before 11 rounds at α = 0.01 (all of them
 /// clearly one way), so a clear throttle costs about half a published test.
 ///

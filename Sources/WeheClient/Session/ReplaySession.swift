@@ -123,7 +123,8 @@ struct ReplaySession: Sendable {
     private func declare(on side: SideChannelConnection) async throws(ReplayClientError) -> Granted {
         let read = configuration.timing.sideChannelRead
         try await side.send([
-            declaration.body, slice?.changeSpec ?? changeSpec, SideChannelMessage.noIperf, SideChannelMessage.noMobileStats,
+            declaration.body, slice?.changeSpec ?? changeSpec, SideChannelMessage.noIperf,
+            SideChannelMessage.noMobileStats,
         ])
         let permissionBody = try await side.receive(timeout: read, expecting: "the permission")
         let permission: PermissionReply

@@ -72,6 +72,8 @@ extension ReplayTrace {
 extension Array where Element == ServerDatagram {
     /// A server flow's datagrams (times relative to its first) with `slice` applied.
     public func sliced(_ slice: UDPSlice) -> [ServerDatagram] {
-        compactMap { datagram in slice.place(datagram.offset).map { ServerDatagram(offset: $0, payload: datagram.payload) } }
+        compactMap { datagram in
+            slice.place(datagram.offset).map { ServerDatagram(offset: $0, payload: datagram.payload) }
+        }
     }
 }
