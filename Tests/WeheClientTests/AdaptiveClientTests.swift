@@ -423,6 +423,26 @@ struct AdaptiveClientTests {
         #expect(specs.dropFirst(2).allSatisfy { $0 == SideChannelMessage.noChange }, "\(specs)")
     }
 
+    @Test("a server that refuses the slice's change spec: the rounds start again as the call's first seconds")
+    func sliceRefused() async throws {
+        var behaviour = FakeWeheServer.Behaviour()
+        behaviour.refusesChangeSpecs = true
+        let (server, tests) = try await Harness.start(["tinycall"], behaviour)
+        defer { Task { await server.stop() } }
+        var plan = AdaptivePlan(test: tests[0])
+        let slice = try #require(UDPSlice(openingSeconds: 0.05, from: 0.599, seconds: 0.3))
+        plan.unslicedShortRound = (plan.shortRound, plan.shortRoundBytes)
+        plan.shortRound = .slice(slice)
+        plan.rule.maximumRounds = 2
+        let result = try await ReplayClient(configuration: Harness.configuration(server)).runAdaptive(
+            tests[0], plan: plan, fallBack: false)
+        let specs = server.snapshot.messages.filter { $0.count > 1 }.map { $0[1] }
+        // The refused replay, then two rounds of two replays without a slice; the result is the adaptive one.
+        #expect(specs == [slice.changeSpec] + Array(repeating: SideChannelMessage.noChange, count: 4), "\(specs)")
+        #expect(result.sensitive?.rounds == 2)
+        #expect(result.sensitive?.stopReason != nil)
+    }
+
     @Test("a prefix keeps the opening bytes, cuts a large response inside and a small one at its end")
     func prefix() throws {
         let pair = CSPair(

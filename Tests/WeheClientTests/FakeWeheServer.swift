@@ -14,6 +14,9 @@ final class FakeWeheServer: Sendable {
     struct Behaviour: Sendable {
         /// Replaces the grant (e.g. `0;2;100`).
         var permission: String?
+        /// Refuses with `0;5;<why>` a change spec that is not the published no-change one (a server strict about
+        /// change specs it does not know).
+        var refusesChangeSpecs = false
         /// Sample count in the grant.
         var sampleCount = 100
         /// The TCP replay listener reads but never answers.
@@ -300,7 +303,11 @@ final class FakeSideChannelHandler: ChannelInboundHandler {
             (try? channel.pipeline.syncOperations.handler(type: UncleanCloser.self))?.closeSocket()
         case 2, 3:
             guard (position == 3) == server.behaviour.grantsAfterNoIperf else { return }
-            let grant = server.behaviour.permission ?? "1;127.0.0.1;\(server.behaviour.sampleCount)"
+            let strict = server.behaviour.refusesChangeSpecs && received[1] != SideChannelMessage.noChange
+            let grant =
+                strict
+                ? "0;5;unknown change spec"
+                : server.behaviour.permission ?? "1;127.0.0.1;\(server.behaviour.sampleCount)"
             FakeWeheServer.send(grant, on: channel)
             if grant.hasPrefix("0") { channel.close(promise: nil) }
         case 4:

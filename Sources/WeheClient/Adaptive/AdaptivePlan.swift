@@ -65,6 +65,11 @@ public struct AdaptivePlan: Sendable {
         /// slices.
         case slice(UDPSlice)
 
+        /// Whether the cut is a slice.
+        public var isSlice: Bool {
+            if case .slice = self { true } else { false }
+        }
+
         public var description: String {
             switch self {
             case .bytes(let bytes): "the first \(AdaptivePlan.megabytes(bytes)) of each replay"

@@ -241,6 +241,18 @@ extension ReplayClient {
                 servedSlices = measured.servedSlices
                 refusedSamples += measured.refusals.count
                 if lastRefusal == nil { lastRefusal = measured.refusals.first }
+            } catch let error
+                where round == 1 && cut.isSlice && plan.unslicedShortRound != nil
+                && (Self.serverCannotServeRounds(error) || error.denial == .changeSpecRefused)
+            {
+                // A server that would not take the slice's change spec (the published server reads the packet
+                // number −1 as "no change", so this is for one that refuses it or fails on it): the rounds are the
+                // call's first seconds, from the first round again.
+                ahead.discard()
+                plan.dropSlices()
+                round = 0
+                firstHistoryCount = nil
+                continue
             } catch let error where fallBack && round == 1 && Self.serverCannotServeRounds(error) {
                 // Nothing measured yet: the published test, said as such.
                 ahead.discard()
