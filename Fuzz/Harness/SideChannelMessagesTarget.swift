@@ -2,8 +2,8 @@ import WeheCore
 import WeheWire
 
 /// Every side-channel message body a server or client reads (protocol.md section 5): the ID declaration, the
-/// permission reply, the UDP notifications, the client's `DONE;<seconds>`, mobile statistics, the throughput upload
-/// and the port map. Each parser gets the whole input.
+/// permission reply, the UDP notifications, the client's `DONE;<seconds>`, mobile statistics, the throughput upload,
+/// the port map and a UDP slice's change spec. Each parser gets the whole input.
 ///
 /// Invariants: a parsed message written again with its own `body` parses to the same value (the normalisations the
 /// parsers document aside); accepted values are inside the documented ranges; refusals are thrown `WeheWireError`s
@@ -17,6 +17,30 @@ enum SideChannelMessagesTarget {
         mobileStats(input)
         throughput(input)
         portMap(input)
+        slice(input)
+    }
+
+    /// The change spec of a UDP slice (our extension): accepted slices keep their documented bounds and survive a
+    /// round trip through their own spec; other specs ask for none.
+    static func slice(_ input: [UInt8]) {
+        let parsed: UDPSlice?
+        do {
+            parsed = try UDPSlice(changeSpec: input)
+        } catch {
+            require(error.code == .invalidValue, "slice spec refused with \(error.code)")
+            return
+        }
+        guard let slice = parsed else { return }
+        require(
+            slice.openingSeconds >= 0 && slice.from >= slice.openingSeconds && slice.seconds > 0
+                && slice.from <= UDPSlice.longestSeconds && slice.seconds <= UDPSlice.longestSeconds,
+            "slice \(slice.changeSpec) accepted")
+        do {
+            let again = try UDPSlice(changeSpec: Array(slice.changeSpec.utf8))
+            require(again == slice, "slice changed in a round trip: \(slice.changeSpec)")
+        } catch {
+            failed("the spec of a parsed slice is refused: \(error)")
+        }
     }
 
     static func declaration(_ input: [UInt8]) {
@@ -53,7 +77,7 @@ enum SideChannelMessagesTarget {
             require(error.code == .invalidValue, "permission reply refused with \(error.code)")
             return
         }
-        if case .granted(_, let count) = reply {
+        if case .granted(_, let count, _) = reply {
             require(count > 0 && count <= 100_000, "grant of \(count) samples accepted")
         }
         let body = Array(reply.body.utf8)
