@@ -404,19 +404,28 @@ struct AdaptiveClientTests {
         #expect(plan.unslicedShortRound == nil)
     }
 
-    @Test("a server that serves whole replays only: the first round asks for the slice, the rest are prefixes")
-    func sliceFallback() async throws {
-        let (server, tests) = try await Harness.start(["tinycall"])
+    /// TinyCall run adaptively against `behaviour`'s scripted server, its short rounds asking for a slice (the
+    /// call's first 0.05 s and 0.3 s from 0.6 s; TinyCall is too short for the plan to slice it), `rounds` rounds at
+    /// most; the change spec of each side channel in order.
+    static func runSliced(_ behaviour: FakeWeheServer.Behaviour = .init(), rounds: Int) async throws -> (
+        result: TestResult, slice: UDPSlice, specs: [String]
+    ) {
+        let (server, tests) = try await Harness.start(["tinycall"], behaviour)
         defer { Task { await server.stop() } }
         var plan = AdaptivePlan(test: tests[0])
         let slice = try #require(UDPSlice(openingSeconds: 0.05, from: 0.599, seconds: 0.3))
         plan.unslicedShortRound = (plan.shortRound, plan.shortRoundBytes)
         plan.shortRound = .slice(slice)
-        plan.rule.maximumRounds = 3
+        plan.rule.maximumRounds = rounds
         let result = try await ReplayClient(configuration: Harness.configuration(server)).runAdaptive(
             tests[0], plan: plan, fallBack: false)
+        return (result, slice, server.snapshot.messages.filter { $0.count > 1 }.map { $0[1] })
+    }
+
+    @Test("a server that serves whole replays only: the first round asks for the slice, the rest are prefixes")
+    func sliceFallback() async throws {
         // The scripted server grants as the published one does, without the slice field.
-        let specs = server.snapshot.messages.filter { $0.count > 1 }.map { $0[1] }
+        let (result, slice, specs) = try await Self.runSliced(rounds: 3)
         #expect(result.sensitive?.rounds == 3)
         #expect(specs.count == 6)
         #expect(Array(specs.prefix(2)) == [slice.changeSpec, slice.changeSpec])
@@ -427,16 +436,7 @@ struct AdaptiveClientTests {
     func sliceRefused() async throws {
         var behaviour = FakeWeheServer.Behaviour()
         behaviour.refusesChangeSpecs = true
-        let (server, tests) = try await Harness.start(["tinycall"], behaviour)
-        defer { Task { await server.stop() } }
-        var plan = AdaptivePlan(test: tests[0])
-        let slice = try #require(UDPSlice(openingSeconds: 0.05, from: 0.599, seconds: 0.3))
-        plan.unslicedShortRound = (plan.shortRound, plan.shortRoundBytes)
-        plan.shortRound = .slice(slice)
-        plan.rule.maximumRounds = 2
-        let result = try await ReplayClient(configuration: Harness.configuration(server)).runAdaptive(
-            tests[0], plan: plan, fallBack: false)
-        let specs = server.snapshot.messages.filter { $0.count > 1 }.map { $0[1] }
+        let (result, slice, specs) = try await Self.runSliced(behaviour, rounds: 2)
         // The refused replay, then two rounds of two replays without a slice; the result is the adaptive one.
         #expect(specs == [slice.changeSpec] + Array(repeating: SideChannelMessage.noChange, count: 4), "\(specs)")
         #expect(result.sensitive?.rounds == 2)
