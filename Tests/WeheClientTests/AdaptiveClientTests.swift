@@ -383,7 +383,7 @@ struct AdaptiveClientTests {
         #expect(found.slice.seconds == 1)
         let total = call.reduce(0) { $0 + $1.bytes }
         #expect(abs(found.fraction - Double(112 + 10_000) / Double(total)) < 1e-12)
-        // Not sliced: a call of two flows, one too short for a stretch after its opening, one busiest at its start.
+        // Not sliced: a call of two flows, one too short for a stretch after its opening, an even stream.
         let second = CSPair(clientAddress: "10.0.0.1", clientPort: 40001, serverAddress: "10.0.0.2", serverPort: 3478)
         #expect(AdaptivePlan.udpSlice(trace(call, pairs: [pair, second]), replaySeconds: 15) == nil)
         #expect(AdaptivePlan.udpSlice(trace([(0, 100), (0.5, 100), (1.1, 100)]), replaySeconds: 2) == nil)

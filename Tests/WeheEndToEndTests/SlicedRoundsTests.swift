@@ -15,9 +15,8 @@ struct SlicedRoundsTests {
     @Test("each short round's replays receive the opening and the slice; the long round the whole call")
     func slicedRounds() async throws {
         let test = try LoopbackWorld.test("tinycall")
-        // TinyCall: 52 datagrams 20 ms apart, 1.2 s. Its first 0.05 s and 0.3 s from 0.6 s: 18 datagrams, where
-        // the call's first 0.35 s (what a server that does not serve slices would send) holds the same count but
-        // not the same datagrams; what each replay received is told apart by the bytes, which the server echoes.
+        // TinyCall: 52 datagrams of 60 bytes, 20 ms apart, 1.2 s. Its first 0.05 s and 0.3 s from 0.6 s: 18
+        // datagrams. A replay of it lasts 0.6 s with the deadline's tail, in which the unsliced call would send 30.
         let slice = try #require(UDPSlice(openingSeconds: 0.05, from: 0.599, seconds: 0.3))
         var plan = AdaptivePlan(test: test)
         plan.unslicedShortRound = (plan.shortRound, plan.shortRoundBytes)
