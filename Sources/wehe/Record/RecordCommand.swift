@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Synchronization
 import WeheCore
 import WeheRecord
@@ -115,24 +116,45 @@ struct RecordCommand: AsyncParsableCommand {
 }
 
 extension RecordCommand {
-    /// A live capture that Ctrl-C ends early, keeping what it captured.
+    /// A live capture that Ctrl-C ends early, keeping what it captured. It says on standard error when the
+    /// interface is open, which is when the user should start the app: traffic from before is not recorded.
+    ///
+    /// The capture blocks while it waits for frames, so it runs on a thread of its own: on a machine with one core
+    /// the shared pool has one thread, and a capture holding it would leave none to the Ctrl-C watcher, so Ctrl-C
+    /// would do nothing until `seconds` ran out.
     static func capture(
-        _ recorder: Recorder, interface: String, seconds: Double
+        _ recorder: Recorder, interface: String, seconds: Double,
+        say: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
     ) async -> Result<Recording, WeheRecordError> {
         let interrupted = StopFlag()
         let outcome = try? await Interrupts.cancellingOnSIGINT {
             await withTaskCancellationHandler {
-                do throws(WeheRecordError) {
-                    return Result<Recording, WeheRecordError>.success(
-                        try recorder.record(interface: interface, seconds: seconds, stop: { interrupted.isSet }))
-                } catch {
-                    return .failure(error)
+                await onOwnThread {
+                    do throws(WeheRecordError) {
+                        return Result<Recording, WeheRecordError>.success(
+                            try recorder.record(
+                                interface: interface, seconds: seconds,
+                                opened: {
+                                    say(
+                                        "capturing on \(interface) for \(Int(seconds.rounded(.up))) s: use the app "
+                                            + "now; Ctrl-C ends the capture sooner and keeps what it captured")
+                                }, stop: { interrupted.isSet }))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
             } onCancel: {
                 interrupted.set()
             }
         }
         return outcome ?? .failure(WeheRecordError(.captureFailed, "the capture on \(interface) was interrupted"))
+    }
+
+    /// Runs `body` on a new thread and resumes with its value, holding no thread of the shared pool meanwhile.
+    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
     }
 }
 

@@ -1,0 +1,99 @@
+import Foundation
+import Synchronization
+import Testing
+import WeheTestKit
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The built `wehe record --interface lo`, ended by Ctrl-C (SIGINT) as a user ends it once the app has done what
+/// they wanted recorded: the capture stops, and the test is written from what it captured.
+@Suite("wehe record --interface: Ctrl-C ends the capture and keeps what it captured")
+struct RecordInterruptTests {
+    /// What a child wrote to one of its pipes so far.
+    final class Collected: Sendable {
+        private let text = Mutex("")
+        func append(_ data: Data) { text.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+        var value: String { text.withLock { $0 } }
+    }
+
+    @Test(
+        "after Ctrl-C the exchange made during the capture is in the written test, and wehe exits 0",
+        .enabled(if: LoopbackCaptureTests.available))
+    func ctrlCKeepsTheCapture() async throws {
+        let directory = TestResources.temporaryDirectory("wehe-record-ctrlc")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let listener = try Socket.listen(on: "127.0.0.134")
+        defer { close(listener.descriptor) }
+        let process = TestProcess()
+        process.executableURL = URL(fileURLWithPath: TestResources.builtProduct("wehe"))
+        process.arguments = [
+            "record", "--interface", "lo", "--seconds", "600", "--client", "127.0.0.1", "--port",
+            "\(listener.port)", "--id", "ctrlc", "--output", directory + "/out", "--json",
+        ]
+        process.standardInput = FileHandle.nullDevice
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let stdout = Collected()
+        let stderr = Collected()
+        out.fileHandleForReading.readabilityHandler = { stdout.append($0.availableData) }
+        err.fileHandleForReading.readabilityHandler = { stderr.append($0.availableData) }
+        try process.run()
+        defer {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+        // The line that tells the user to start the app comes once the interface is open and filtered. Bounds for a
+        // hang only: the full parallel run delays a child's start by tens of seconds.
+        let clock = ContinuousClock()
+        let giveUp = clock.now.advanced(by: .seconds(120))
+        while !stderr.value.contains("capturing on lo") {
+            guard process.isRunning, clock.now < giveUp else {
+                Issue.record("no capture line; standard error: \(stderr.value)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let request = Array("GET /ctrlc HTTP/1.1\r\nHost: ctrlc.example.com\r\n\r\n".utf8)
+        let answer = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let client = try Socket.connect(from: "127.0.0.1", to: "127.0.0.134", port: listener.port)
+        let accepted = accept(listener.descriptor, nil, nil)
+        try Socket.send(client, request)
+        _ = try Socket.receive(accepted, count: request.count)
+        try Socket.send(accepted, answer)
+        _ = try Socket.receive(client, count: answer.count)
+        close(client)
+        close(accepted)
+
+        // Ctrl-C, then the capture's last reads (at most 800 ms) and the writing: well inside the bound, which
+        // is for a hang (a Ctrl-C that did nothing would leave the capture running its 600 s).
+        let interrupted = clock.now
+        process.interrupt()
+        let exitBound = interrupted.advanced(by: .seconds(90))
+        while process.isRunning, clock.now < exitBound { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!process.isRunning, "wehe record still ran 90 s after Ctrl-C; standard error: \(stderr.value)")
+        guard !process.isRunning else { return }
+        #expect(process.terminationStatus == 0, "standard error: \(stderr.value)")
+        // The pipes' last bytes may follow the exit by a moment.
+        let written = clock.now.advanced(by: .seconds(30))
+        while !stdout.value.contains("\"flows\""), clock.now < written {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(stdout.value.utf8)) as? [String: Any],
+            "no JSON report: \(stdout.value)")
+        let flows = try #require(report["flows"] as? [[String: Any]])
+        let kept = flows.filter { $0["kept"] as? Bool == true }
+        #expect(kept.count == 1, "\(flows)")
+        #expect(kept.first?["bytesDown"] as? Int == answer.count, "\(flows)")
+        let catalog = try String(contentsOfFile: directory + "/out/apps_list.json", encoding: .utf8)
+        #expect(catalog.contains("\"ctrlc\""))
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory + "/out")
+        #expect(files.contains { $0.hasPrefix("ctrlc_") && $0.hasSuffix(".pcap_client_all.json") }, "\(files)")
+    }
+}
