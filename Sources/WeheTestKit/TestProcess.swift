@@ -121,8 +121,26 @@ package final class TestProcess: @unchecked Sendable {
             ?? ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
         let envp = variables.map { strdup($0) } + [nil]
         defer { for pointer in envp { free(pointer) } }
+        // The child starts as from a shell: no signal blocked, SIGINT and SIGTERM at their default actions (SIGPIPE
+        // keeps what the test process set: a child's write to a pipe a test closed early fails, it does not kill). Without this it inherits the mask of whichever thread of the test process spawns it, and a
+        // thread that blocks SIGINT would make a test's Ctrl-C (`interrupt()`) do nothing.
+        #if os(Linux)
+            var attributes = posix_spawnattr_t()
+        #else
+            var attributes: posix_spawnattr_t?
+        #endif
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
         // The child holds its ends of the pipes now; the parent's copies would keep a reader from seeing EOF.
         for end in parentEnds { try? end.close() }

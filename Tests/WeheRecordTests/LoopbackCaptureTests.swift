@@ -40,26 +40,17 @@ struct LoopbackCaptureTests {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        // SIGKILL: the child may inherit a mask that blocks SIGINT and SIGTERM from the test process's thread; every
-        // packet it needs is on disk already (-U writes each packet as it comes, and the loop below waits for them).
-        defer {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
+        // SIGKILL is enough: every packet the test needs is on disk already (-U writes each packet as it comes, and the
+        // loop below waits for them).
+        defer { process.killIfRunning() }
         // Bounds for a hang only: a loaded machine (the full parallel run) delays tcpdump's start and its writes by
         // tens of seconds; one 30 s bound for both once ran out before the capture held the answer.
-        let clock = ContinuousClock()
-        let giveUp = clock.now.advanced(by: .seconds(120))
-        while !((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "").contains("listening on") {
-            guard process.isRunning, clock.now < giveUp else {
-                Issue.record(
-                    "tcpdump did not start: \((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")")
-                return
-            }
-            try await clock.sleep(for: .milliseconds(20))
+        let errorText = { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
+        guard try await process.waitWhileRunning(until: { errorText().contains("listening on") }) else {
+            Issue.record("tcpdump did not start: \(errorText())")
+            return
         }
+        let clock = ContinuousClock()
         // The exchange: a request, then the answer in 16 KiB pieces, each read before the next is sent.
         let request = Array("GET /song.ogg HTTP/1.1\r\nHost: music.example.com\r\n\r\n".utf8)
         let answer = (0..<262_144).map { UInt8(truncatingIfNeeded: $0 &* 31) }
@@ -160,6 +151,22 @@ enum Socket {
         return descriptor
     }
 
+    /// One exchange through `listener`: a connection from `source` to `host`, `request` up and `answer` down, each
+    /// read whole by the other end, then both ends closed.
+    static func exchange(
+        _ listener: (descriptor: Int32, port: UInt16), from source: String, to host: String, request: [UInt8],
+        answer: [UInt8]
+    ) throws {
+        let client = try connect(from: source, to: host, port: listener.port)
+        defer { close(client) }
+        let accepted = accept(listener.descriptor, nil, nil)
+        defer { close(accepted) }
+        try send(client, request)
+        _ = try receive(accepted, count: request.count)
+        try send(accepted, answer)
+        _ = try receive(client, count: answer.count)
+    }
+
     static func send(_ descriptor: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
@@ -231,14 +238,7 @@ struct LiveCaptureTests {
         let exchanges = 3
         for index in 0..<exchanges {
             let request = Array("GET /live/\(index) HTTP/1.1\r\nHost: live.example.com\r\n\r\n".utf8)
-            let client = try Socket.connect(from: "127.0.0.1", to: "127.0.0.133", port: listener.port)
-            let accepted = accept(listener.descriptor, nil, nil)
-            try Socket.send(client, request)
-            _ = try Socket.receive(accepted, count: request.count)
-            try Socket.send(accepted, answer)
-            _ = try Socket.receive(client, count: answer.count)
-            close(client)
-            close(accepted)
+            try Socket.exchange(listener, from: "127.0.0.1", to: "127.0.0.133", request: request, answer: answer)
         }
         let started = clock.now
         stop.set()

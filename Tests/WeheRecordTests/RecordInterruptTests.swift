@@ -42,33 +42,17 @@ struct RecordInterruptTests {
         out.fileHandleForReading.readabilityHandler = { stdout.append($0.availableData) }
         err.fileHandleForReading.readabilityHandler = { stderr.append($0.availableData) }
         try process.run()
-        defer {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
+        defer { process.killIfRunning() }
         // The line that tells the user to start the app comes once the interface is open and filtered. Bounds for a
         // hang only: the full parallel run delays a child's start by tens of seconds.
-        let clock = ContinuousClock()
-        let giveUp = clock.now.advanced(by: .seconds(120))
-        while !stderr.value.contains("capturing on lo") {
-            guard process.isRunning, clock.now < giveUp else {
-                Issue.record("no capture line; standard error: \(stderr.value)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        guard try await process.waitWhileRunning(until: { stderr.value.contains("capturing on lo") }) else {
+            Issue.record("no capture line; standard error: \(stderr.value)")
+            return
         }
+        let clock = ContinuousClock()
         let request = Array("GET /ctrlc HTTP/1.1\r\nHost: ctrlc.example.com\r\n\r\n".utf8)
         let answer = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        let client = try Socket.connect(from: "127.0.0.1", to: "127.0.0.134", port: listener.port)
-        let accepted = accept(listener.descriptor, nil, nil)
-        try Socket.send(client, request)
-        _ = try Socket.receive(accepted, count: request.count)
-        try Socket.send(accepted, answer)
-        _ = try Socket.receive(client, count: answer.count)
-        close(client)
-        close(accepted)
+        try Socket.exchange(listener, from: "127.0.0.1", to: "127.0.0.134", request: request, answer: answer)
 
         // Ctrl-C, then the capture's last reads (at most 800 ms) and the writing: well inside the bound, which
         // is for a hang (a Ctrl-C that did nothing would leave the capture running its 600 s).
@@ -95,5 +79,27 @@ struct RecordInterruptTests {
         #expect(catalog.contains("\"ctrlc\""))
         let files = try FileManager.default.contentsOfDirectory(atPath: directory + "/out")
         #expect(files.contains { $0.hasPrefix("ctrlc_") && $0.hasSuffix(".pcap_client_all.json") }, "\(files)")
+    }
+}
+
+extension TestProcess {
+    /// Kills the child (SIGKILL) if it still runs, and reaps it.
+    func killIfRunning() {
+        if isRunning {
+            kill(processIdentifier, SIGKILL)
+            waitUntilExit()
+        }
+    }
+
+    /// Waits until `ready()` holds, looking every 20 ms; `false` when the child exited first or `seconds` ran out
+    /// (a bound for a hang, not a timing: a loaded machine delays a child's start by tens of seconds).
+    func waitWhileRunning(until ready: () -> Bool, seconds: Int = 120) async throws -> Bool {
+        let clock = ContinuousClock()
+        let giveUp = clock.now.advanced(by: .seconds(seconds))
+        while !ready() {
+            guard isRunning, clock.now < giveUp else { return false }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return true
     }
 }
