@@ -121,9 +121,10 @@ package final class TestProcess: @unchecked Sendable {
             ?? ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
         let envp = variables.map { strdup($0) } + [nil]
         defer { for pointer in envp { free(pointer) } }
-        // The child starts as from a shell: no signal blocked, SIGINT and SIGTERM at their default actions (SIGPIPE
-        // keeps what the test process set: a child's write to a pipe a test closed early fails, it does not kill). Without this it inherits the mask of whichever thread of the test process spawns it, and a
-        // thread that blocks SIGINT would make a test's Ctrl-C (`interrupt()`) do nothing.
+        // The child starts as from a shell: no signal blocked, SIGINT and SIGTERM at their default actions. Without
+        // this it inherits the mask of whichever thread of the test process spawns it, and a thread that blocks SIGINT
+        // would make a test's Ctrl-C (`interrupt()`) do nothing. SIGPIPE keeps what the test process set: a child's
+        // write to a pipe that a test closed early fails instead of killing it.
         #if os(Linux)
             var attributes = posix_spawnattr_t()
         #else

@@ -123,8 +123,7 @@ extension RecordCommand {
     /// the shared pool has one thread, and a capture holding it would leave none to the Ctrl-C watcher, so Ctrl-C
     /// would do nothing until `seconds` ran out.
     static func capture(
-        _ recorder: Recorder, interface: String, seconds: Double,
-        say: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+        _ recorder: Recorder, interface: String, seconds: Double
     ) async -> Result<Recording, WeheRecordError> {
         let interrupted = StopFlag()
         let outcome = try? await Interrupts.cancellingOnSIGINT {
@@ -135,9 +134,10 @@ extension RecordCommand {
                             try recorder.record(
                                 interface: interface, seconds: seconds,
                                 opened: {
-                                    say(
+                                    let line =
                                         "capturing on \(interface) for \(Int(seconds.rounded(.up))) s: use the app "
-                                            + "now; Ctrl-C ends the capture sooner and keeps what it captured")
+                                        + "now; Ctrl-C ends the capture sooner and keeps what it captured\n"
+                                    FileHandle.standardError.write(Data(line.utf8))
                                 }, stop: { interrupted.isSet }))
                     } catch {
                         return .failure(error)
