@@ -150,8 +150,9 @@ public struct ReplayEngine<C: Clock>: Sendable where C.Duration == Duration {
                 "wehe.replay.name": "\(trace.name)", "wehe.replay.seconds": "\(duration.inSeconds)",
                 "wehe.replay.bytesReceived": "\(meter.receivedBytes)",
             ])
+        let measured = meter.measured(endingAt: duration)
         return ReplayOutcome(
-            samples: meter.series(endingAt: duration),
+            samples: measured.samples,
             sampleInterval: meter.interval,
             duration: duration,
             bytesSent: meter.sentBytes,
@@ -160,7 +161,8 @@ public struct ReplayEngine<C: Clock>: Sendable where C.Duration == Duration {
             reachedDeadline: reachedDeadline,
             serverClosedEarly: closedEarly,
             scheduleLateness: SendLateness(measurements: scheduleLateness),
-            engineLateness: SendLateness(measurements: engineLateness)
+            engineLateness: SendLateness(measurements: engineLateness),
+            lastArrival: measured.lastArrival
         )
     }
 

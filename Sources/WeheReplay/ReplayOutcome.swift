@@ -24,6 +24,11 @@ public struct ReplayOutcome: Sendable, Hashable {
     /// Lateness of each send against the moment the engine could send it (the later of its recorded time and the
     /// end of the previous response): the engine's own timing precision.
     public var engineLateness: SendLateness
+    /// When the last response bytes in `samples` arrived, from the replay start (`ThroughputMeter.lastArrival`):
+    /// inside the interval of the last sample that counts bytes, which can lie past `duration` when responses in
+    /// flight arrived after the replay ended early. `nil` when nothing arrived. Not uploaded: the published protocol
+    /// has no field for it.
+    public var lastArrival: Duration?
 
     /// Creates an outcome.
     public init(
@@ -36,7 +41,8 @@ public struct ReplayOutcome: Sendable, Hashable {
         reachedDeadline: Bool,
         serverClosedEarly: Bool,
         scheduleLateness: SendLateness,
-        engineLateness: SendLateness
+        engineLateness: SendLateness,
+        lastArrival: Duration? = nil
     ) {
         self.samples = samples
         self.sampleInterval = sampleInterval
@@ -48,5 +54,6 @@ public struct ReplayOutcome: Sendable, Hashable {
         self.serverClosedEarly = serverClosedEarly
         self.scheduleLateness = scheduleLateness
         self.engineLateness = engineLateness
+        self.lastArrival = lastArrival
     }
 }

@@ -21,6 +21,7 @@ public final class ThroughputMeter: Sendable {
         var sent = 0
         var packetsSent = 0
         var lastReportedInterval = -1
+        var lastArrival: Duration?
     }
 
     /// The interval length Δ.
@@ -69,6 +70,7 @@ public final class ThroughputMeter: Sendable {
             }
             state.buckets[index] += bytes
             state.received += bytes
+            state.lastArrival = max(state.lastArrival ?? time, time)
             return progressIfIntervalClosed(&state, index: index, time: time)
         }
         if let report { onProgress?(report) }
@@ -90,6 +92,10 @@ public final class ThroughputMeter: Sendable {
     public var receivedBytes: Int { state.withLock { $0.received } }
     /// Payload bytes sent so far.
     public var sentBytes: Int { state.withLock { $0.sent } }
+    /// When the last received bytes arrived, from the replay start; `nil` before any. The samples say only in which
+    /// interval they came: a replay that crosses a fast path in a few intervals needs the instant to be measured
+    /// without steps of a whole interval.
+    public var lastArrival: Duration? { state.withLock { $0.lastArrival } }
 
     /// A progress snapshot now.
     public func progress() -> ReplayProgress {
@@ -101,9 +107,15 @@ public final class ThroughputMeter: Sendable {
     /// The samples of a replay that ended at `end`: one per interval up to and including the one in progress at
     /// `end`, in Mbit/s (`bytes / 125000 / Δ`), stamped `Δ, 2Δ, …`.
     public func series(endingAt end: Duration) -> ThroughputSeries {
+        measured(endingAt: end).samples
+    }
+
+    /// `series(endingAt:)` and `lastArrival` from one moment: bytes still arriving (responses in flight when a
+    /// replay ends early) are in both or in neither.
+    public func measured(endingAt end: Duration) -> (samples: ThroughputSeries, lastArrival: Duration?) {
         let last = intervalIndex(end)
         let seconds = interval.inSeconds
-        let buckets = state.withLock { $0.buckets }
+        let (buckets, lastArrival) = state.withLock { ($0.buckets, $0.lastArrival) }
         let count = max(last + 1, buckets.count)
         var mbps: [Double] = []
         mbps.reserveCapacity(count)
@@ -111,7 +123,7 @@ public final class ThroughputMeter: Sendable {
             let bytes = index < buckets.count ? buckets[index] : 0
             mbps.append(Double(bytes) / 125_000 / seconds)
         }
-        return ThroughputSeries(mbps: mbps, interval: seconds)
+        return (ThroughputSeries(mbps: mbps, interval: seconds), lastArrival)
     }
 
     private func intervalIndex(_ time: Duration) -> Int {

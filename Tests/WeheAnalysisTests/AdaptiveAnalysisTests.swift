@@ -258,6 +258,38 @@ import WeheStatistics
         #expect(AdaptiveAnalysis.equalByteRates(original: original, control: ([0, 0], [0.1, 0.2])) == nil)
     }
 
+    /// A round that crosses the path within four sample intervals: counted to the end of the interval of its last
+    /// bytes, a replay whose last bytes came just after 0.3 s and one whose last bytes came just before 0.4 s took
+    /// the same time; the instant of the last bytes tells them apart.
+    @Test func lastArrivalEndsTheLastInterval() throws {
+        let times = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+        // Megabytes per interval as Mbit/s over 0.1 s; both 1 MB in total, the first with two empty intervals after.
+        let early = (mbps: [0.3, 0.3, 0.3, 0.1, 0, 0].map { $0 * 80 }, times: times)
+        let late = (mbps: [0.25, 0.25, 0.25, 0.25].map { $0 * 80 }, times: Array(times.prefix(4)))
+        let stepped = try #require(AdaptiveAnalysis.equalByteRates(original: early, control: late))
+        #expect(abs(stepped.originalMbps - stepped.controlMbps) < 1e-9)
+        #expect(abs(stepped.originalMbps - 8 / 0.4) < 1e-9)
+
+        let timed = try #require(
+            AdaptiveAnalysis.equalByteRates(original: early, control: late, lastArrivals: (0.305, 0.399)))
+        #expect(timed.comparedBytes == 1_000_000)
+        #expect(abs(timed.originalMbps - 8 / 0.305) < 1e-9)
+        #expect(abs(timed.controlMbps - 8 / 0.399) < 1e-9)
+
+        // The control received more (1.3 MB, its last bytes at 0.35 s): `B` is the original's 1 MB, which the
+        // control reached a quarter into its last interval, now 0.3-0.35 s: interpolated over that, not over 0.3-0.4.
+        let more = (mbps: [0.3, 0.3, 0.3, 0.4].map { $0 * 80 }, times: Array(times.prefix(4)))
+        let partly = try #require(
+            AdaptiveAnalysis.equalByteRates(original: early, control: more, lastArrivals: (0.305, 0.35)))
+        #expect(abs(partly.controlMbps - 8 / 0.3125) < 1e-9)
+
+        // An instant outside the interval that received the last bytes (not a meter's own) changes nothing.
+        let ignored = try #require(
+            AdaptiveAnalysis.equalByteRates(original: early, control: late, lastArrivals: (0.55, 0.2)))
+        #expect(abs(ignored.originalMbps - stepped.originalMbps) < 1e-9)
+        #expect(abs(ignored.controlMbps - stepped.controlMbps) < 1e-9)
+    }
+
     // MARK: - Simulation
 
     /// Cross-traffic patterns: as the sensitive verdict's calibration, plus two locked to the round slots.

@@ -326,6 +326,11 @@ struct ReplayConfigurationTests {
             #expect(abs(value - expected) < 1e-12)
         }
         #expect(meter.receivedBytes == 3500)
+        #expect(meter.lastArrival == .milliseconds(250))
+        // Bytes stamped earlier than the latest do not move the last arrival back.
+        meter.add(10, at: .milliseconds(120))
+        #expect(meter.lastArrival == .milliseconds(250))
+        #expect(ThroughputMeter(interval: .milliseconds(100), elapsed: { .zero }).lastArrival == nil)
     }
 }
 

@@ -373,8 +373,17 @@ public struct AdaptiveAnalysis: Sendable {
     /// The two replays' rates over the same bytes, from their throughput samples (Mbit/s at the end of each
     /// interval, `times` in seconds from the replay's start): `B` = the smaller of the two totals, each rate
     /// `8·B / time to receive B`. `nil` when either replay received nothing.
+    ///
+    /// `lastArrivals` (seconds from each replay's start, when known) end the interval that holds a replay's last
+    /// bytes at their arrival instead of at the interval's end. The samples place bytes only within an interval, and
+    /// the time to receive `B` is interpolated inside it as if they came evenly; for the replay whose total is `B`
+    /// that counted the last interval as full. A round that crosses a fast path within a few intervals then took
+    /// rates in steps of a whole interval: a port test's short rounds on the kernel testbed came out at two values
+    /// only, 4:3 apart (three intervals or four). With the instant, the replay that received `B` is timed to its
+    /// last byte, and the other one is interpolated within a shorter last interval when `B` falls there.
     public static func equalByteRates(
-        original: (mbps: [Double], times: [Double]), control: (mbps: [Double], times: [Double])
+        original: (mbps: [Double], times: [Double]), control: (mbps: [Double], times: [Double]),
+        lastArrivals: (original: Double?, control: Double?) = (nil, nil)
     ) -> (originalMbps: Double, controlMbps: Double, comparedBytes: Int)? {
         let originalCumulative = ChangePointTest.cumulativeMegabytes(mbps: original.mbps, times: original.times)
         let controlCumulative = ChangePointTest.cumulativeMegabytes(mbps: control.mbps, times: control.times)
@@ -384,12 +393,28 @@ public struct AdaptiveAnalysis: Sendable {
         let megabytes = min(originalTotal, controlTotal)
         guard megabytes > 0,
             let originalTime = ChangePointTest.deliveryTime(
-                of: megabytes, cumulative: originalCumulative, times: original.times),
+                of: megabytes, cumulative: originalCumulative,
+                times: endingLastInterval(original.times, cumulative: originalCumulative, at: lastArrivals.original)),
             let controlTime = ChangePointTest.deliveryTime(
-                of: megabytes, cumulative: controlCumulative, times: control.times),
+                of: megabytes, cumulative: controlCumulative,
+                times: endingLastInterval(control.times, cumulative: controlCumulative, at: lastArrivals.control)),
             originalTime > 0, controlTime > 0
         else { return nil }
         return (8 * megabytes / originalTime, 8 * megabytes / controlTime, Int((megabytes * 1e6).rounded()))
+    }
+
+    /// `times` with the end of the last interval that received bytes moved back to `lastArrival`, when the instant
+    /// lies inside that interval (it always does for a meter's own samples; anything else leaves `times` as they
+    /// are).
+    static func endingLastInterval(_ times: [Double], cumulative: [Double], at lastArrival: Double?) -> [Double] {
+        guard let lastArrival, lastArrival.isFinite,
+            let last = cumulative.indices.last(where: { cumulative[$0] > ($0 == 0 ? 0 : cumulative[$0 - 1]) })
+        else { return times }
+        let start = last == 0 ? 0 : times[last - 1]
+        guard lastArrival > start, lastArrival <= times[last] else { return times }
+        var adjusted = times
+        adjusted[last] = lastArrival
+        return adjusted
     }
 
     static func percent(_ fraction: Double) -> String { "\(Int((fraction * 100).rounded())) %" }
