@@ -16,7 +16,6 @@ extension ReplayClient {
     ///   - publicAddresses: what the server's address discovery answered earlier in this test, per port; the
     ///     discovery (a connection and a request, two round trips) runs only for a port it has no answer for.
     ///   - ahead: within a test of many replays, the side channels opened ahead of the replays that use them.
-    ///   - recordedTiming: whether the payloads go at their recorded times (`ReplaySession.recordedTiming`).
     /// - Returns: the replay's outcome and what else the session saw (the received datagrams of a UDP replay).
     /// - Throws: `ReplayClientError` as `ReplaySession.run` does.
     func replaySession(
@@ -32,7 +31,6 @@ extension ReplayClient {
         publicAddresses: PublicAddressCache? = nil,
         ahead: SideChannelAhead? = nil,
         slice: UDPSlice? = nil,
-        recordedTiming: Bool = true,
         onProgress: @escaping @Sendable (ReplayProgress) -> Void
     ) async throws(ReplayClientError) -> ReplaySession.Outcome {
         var realIP = "127.0.0.1"
@@ -57,7 +55,6 @@ extension ReplayClient {
         session.keepsRefusedSamples = keepsRefusedSamples
         session.ahead = ahead
         session.slice = slice
-        session.recordedTiming = recordedTiming
         return try await session.run()
     }
 

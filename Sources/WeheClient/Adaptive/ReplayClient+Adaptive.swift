@@ -474,34 +474,22 @@ extension ReplayClient {
             var deadline: Duration?
             var appDuration: Double
             var slice: UDPSlice?
-            var recordedTiming = true
             switch cut {
             case .bytes(let bytes):
                 trace = trace.prefix(bytes: bytes)
-                // A short round of an app goes without the trace's recorded pauses: each payload as soon as the
-                // previous response is in, as a port test's replay goes. A paced video trace waits seconds between
-                // its first segments (Amazon 2.1 s after its first 350 kB, Netflix 5.5 s after its first 500 kB), so
-                // with its timing every short round cost those seconds twice, and the rate over its bytes was mostly
-                // the recorded wait, the same in both replays, which dilutes a throttle's slowdown. The bytes and
-                // their order stay the trace's, so a classifier sees the same opening (ClientHello, Host); a long
-                // round keeps the recorded timing, the app's own session as far as it reaches.
-                recordedTiming = isLongRound
-                // About 100 samples: over the prefix's bytes at 20 Mbit/s (at least 1 ms apart) for a short round,
-                // and over the longer of that and its recorded time for a long round; on a slow path rarely past the
-                // 200 samples a server stores from a replay that moved less than half its trace. The rates over
-                // equal bytes end each replay at its last byte's arrival, so how coarse the samples are no longer
-                // moves a round's rate in steps. A port test replays without its recorded timing, so its recorded
+                // About 100 samples over the longer of the prefix's recorded time and its bytes at 20 Mbit/s (at
+                // least 1 ms apart): on a slow path rarely past the 200 samples a server stores from a replay that
+                // moved less than half its trace. A port test replays without its recorded timing, so its recorded
                 // time (32 s for the 45 MB of port 80's large test) says nothing of how long a prefix takes. With it,
                 // a 7-MB long round crossed a 100 Mbit/s path in 3 to 5 samples: no change point to cut the
                 // confirming rounds at. A port test's long rounds are therefore sampled as if the bytes came at
-                // 50 Mbit/s; its short rounds keep the coarse samples of its recorded time (sampled as finely as an
-                // app's, they varied by ±10 % from round to round on an idle kernel testbed path, slow start in
-                // 0.2 s, before the last byte's arrival was used).
-                let atTwentyMbps = max(Double(trace.bytesBothWays) * 8 / 20e6, 0.1)
+                // 50 Mbit/s. Its short rounds keep the coarse samples: the rates over equal bytes end each replay at
+                // its last bytes' arrival (`ThroughputMeter.lastArrival`), so how coarse the samples are no longer
+                // moves a round's rate in steps of a whole interval.
                 appDuration =
-                    trace.isPortTest
-                    ? (isLongRound ? max(Double(trace.bytesBothWays) * 8 / 50e6, 0.1) : max(trace.duration, atTwentyMbps))
-                    : (isLongRound ? max(trace.duration, atTwentyMbps) : atTwentyMbps)
+                    trace.isPortTest && isLongRound
+                    ? max(Double(trace.bytesBothWays) * 8 / 50e6, 0.1)
+                    : max(trace.duration, Double(trace.bytesBothWays) * 8 / 20e6, 0.1)
             case .seconds(let seconds):
                 deadline = .milliseconds(Int64((seconds * 1000).rounded()))
                 appDuration = seconds
@@ -519,7 +507,6 @@ extension ReplayClient {
                     trace, role: role, historyCount: historyCount, endOfTest: offset == order.count - 1,
                     appDuration: appDuration, address: address, tls: tls, deadline: deadline,
                     keepsRefusedSamples: true, publicAddresses: publicAddresses, ahead: ahead, slice: slice,
-                    recordedTiming: recordedTiming,
                     onProgress: { onEvent(.replayProgress(test: test.entry.id, role: role, progress: $0)) })
             } catch  where Task.isCancelled {
                 throw ReplayClientError(.cancelled, "the test was cancelled")

@@ -45,10 +45,6 @@ struct ReplaySession: Sendable {
     /// Within a test of many replays against this server: where this replay finds a side channel opened for it,
     /// and opens the next replay's when its own replay starts (`SideChannelAhead`).
     var ahead: SideChannelAhead? = nil
-    /// Whether the client sends its payloads at their recorded times (a TCP app's replays, as the published clients
-    /// do) or each as soon as the previous response is in (port tests; an adaptive verdict's short TCP rounds). Only
-    /// the client's schedule changes: a TCP server answers each payload when it has read it either way.
-    var recordedTiming = true
 
     /// Runs the replay. A recorded test the server does not have (`0;1`) is uploaded once
     /// (`ReplayClientConfiguration.clientTraceUpload`) and declared again.
@@ -173,7 +169,6 @@ struct ReplaySession: Sendable {
         var engineConfiguration = ReplayEngineConfiguration.standard(
             for: trace, appDuration: appDuration, sampleCount: sampleCount)
         engineConfiguration.idleTimeout = configuration.timing.replayIdle
-        if !recordedTiming { engineConfiguration.timing = false }
         engineConfiguration.spinWindow = .microseconds(500)
         if let deadline = configuration.timing.replayDeadline { engineConfiguration.deadline = deadline }
         if let deadline { engineConfiguration.deadline = min(engineConfiguration.deadline, deadline) }
