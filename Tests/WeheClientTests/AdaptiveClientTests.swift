@@ -469,6 +469,30 @@ struct AdaptiveClientTests {
         }
     }
 
+    @Test("a round's trace keeps waits up to a quarter second and shortens longer ones to it")
+    func pausesShortened() {
+        let pair = CSPair(
+            clientAddress: "10.0.0.1", clientPort: 40000, serverAddress: "10.0.0.2", serverPort: 443)
+        let recorded = [0.5, 0.6, 2.6, 2.7, 8.0]
+        let packets = recorded.enumerated().map { index, time in
+            ReplayPacket(
+                csPair: pair, payload: [UInt8(index)], timestamp: time,
+                kind: .tcp(responseLength: 1_000 * (index + 1), responseHash: "\(index)"))
+        }
+        let trace = ReplayTrace(packets: packets, udpClientPorts: [], tcpCSPairs: [pair.rawValue], name: "T")
+        let longest = ReplayClient.longestRoundPause
+        #expect(longest == 0.25)
+        let shortened = trace.shorteningPauses(to: longest)
+        // 0.5 s before the first packet and the waits of 2.0 s and 5.3 s become 0.25 s; the 0.1-s waits stay.
+        let expected = [0.25, 0.35, 0.6, 0.7, 0.95]
+        #expect(zip(shortened.packets.map(\.timestamp), expected).allSatisfy { abs($0 - $1) < 1e-9 })
+        #expect(shortened.packets.map(\.payload) == packets.map(\.payload))
+        #expect(shortened.packets.map(\.responseLength) == packets.map(\.responseLength))
+        // A trace without long waits is left as it is (Deezer's and Pandora's rounds).
+        let calm = trace.shorteningPauses(to: 10)
+        #expect(calm == trace)
+    }
+
     @Test("a prefix keeps the opening bytes, cuts a large response inside and a small one at its end")
     func prefix() throws {
         let pair = CSPair(

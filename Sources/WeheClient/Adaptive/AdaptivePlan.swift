@@ -7,7 +7,10 @@ import WeheReplay
 ///
 /// **Short rounds.** A round replays the same prefix of the original and of the control. TCP rounds are cut in
 /// bytes (`ReplayTrace.prefix(bytes:)`): a twentieth of the trace, at least 250 kB so that a round lasts several
-/// sample intervals on a fast path and reaches the rate a cap would bite at, at most the whole trace. Traces under
+/// sample intervals on a fast path and reaches the rate a cap would bite at, at most the whole trace. A TCP round
+/// keeps the trace's waits up to a quarter second and shortens longer ones to that
+/// (`ReplayClient.longestRoundPause`): a paced video trace's seconds of waiting for its buffer made every round
+/// last seconds whatever its bytes. Traces under
 /// 3 MB get a twelfth (at least 64 kB) instead of 250 kB: with 250 kB rounds, the eight rounds of an equivalence
 /// and the floor round (the whole trace) would not fit under the cap, and every run on a calm path would end
 /// inconclusive. UDP rounds are cut in time (the server sends its datagrams on its own schedule; the client ends the

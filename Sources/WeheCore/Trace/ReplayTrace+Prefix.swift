@@ -34,3 +34,23 @@ extension ReplayTrace {
     /// Bytes of the trace, both directions as far as the client file knows (uploads, TCP responses).
     public var bytesBothWays: Int { bytesUp + bytesDown }
 }
+
+extension ReplayTrace {
+    /// The trace with every wait longer than `longest` seconds (before the first packet, and between one packet's
+    /// recorded time and the next one's) shortened to `longest`; the packets, their bytes and their order unchanged.
+    /// The engine still sends no packet before the previous response is in, so a wait that covered a large transfer
+    /// in the recording becomes the transfer itself on the path.
+    public func shorteningPauses(to longest: Double) -> ReplayTrace {
+        guard longest >= 0 else { return self }
+        var shortened = self
+        var previous = 0.0
+        var removed = 0.0
+        for index in shortened.packets.indices {
+            let recorded = packets[index].timestamp
+            removed += max(0, recorded - previous - longest)
+            previous = recorded
+            shortened.packets[index].timestamp = recorded - removed
+        }
+        return shortened
+    }
+}
