@@ -479,9 +479,10 @@ extension ReplayClient {
                 // The trace's pauses past a quarter second are shortened to it: a paced video trace waits seconds
                 // between its first segments for its buffer to drain (Amazon 2.1 s after its first 350 kB, Netflix
                 // 5.5 s after its first 500 kB), which every round would otherwise pay twice, and which made its
-                // rate over the round's bytes mostly that wait. Shorter waits, an app's own turn-taking (Deezer's and
-                // Pandora's are all under 0.1 s), stay as recorded: without any of them, Deezer's rounds measured
-                // their 25-ms transfers alone, and 3 of 20 unthrottled runs concluded where 20 of 20 do with them.
+                // rate over the round's bytes mostly that wait. Shorter waits, an app's own turn-taking (Pandora's
+                // one wait is 0.08 s; Deezer's are at most 0.24 s, and its short rounds' 0.03 s), stay as recorded:
+                // without any of them, Deezer's rounds measured their 25-ms transfers alone, and 3 of 20 unthrottled
+                // runs concluded where 20 of 20 do with them.
                 trace = trace.prefix(bytes: bytes).shorteningPauses(to: Self.longestRoundPause)
                 // About 100 samples over the longer of the prefix's recorded time and its bytes at 20 Mbit/s (at
                 // least 1 ms apart): on a slow path rarely past the 200 samples a server stores from a replay that
