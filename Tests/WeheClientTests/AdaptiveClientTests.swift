@@ -444,11 +444,21 @@ struct AdaptiveClientTests {
         #expect(result.sensitive?.stopReason != nil)
     }
 
-    @Test("every replay of a short and of a long round says when its last bytes came, inside its last sample")
+    @Test(
+        "a round replays without the trace's long waits, and says when its last bytes came, inside its last sample")
     func roundsKnowTheirLastBytes() async throws {
         let (server, tests) = try await Harness.start(["tinysix"])
         defer { Task { await server.stop() } }
-        let test = tests[0]
+        // The client's copy waits ten seconds after its first response, as a paced video trace waits for its
+        // buffer (the server answers each payload when it has read it, whatever the client's schedule).
+        var test = tests[0]
+        let wait = 10.0
+        for index in test.original.packets.indices.dropFirst() {
+            test.original.packets[index].timestamp += wait
+            test.control.packets[index].timestamp += wait
+        }
+        // The short round (64 kB) reaches past the wait, into the third payload.
+        #expect(test.original.prefix(bytes: 64_000).packets.count == 3)
         let client = ReplayClient(configuration: Harness.configuration(server))
         let plan = AdaptivePlan(test: test)
         #expect(plan.shortRound != plan.floorRound)
@@ -459,6 +469,12 @@ struct AdaptiveClientTests {
                 address: client.resolveServer(), tls: client.makeTLS(), onEvent: { _ in })
             #expect(round.outcomes.count == 2)
             replays += round.outcomes.values
+        }
+        // Both rounds shortened the wait to a quarter second: no replay lasted the recorded ten seconds (on loopback
+        // each takes well under one).
+        for outcome in replays {
+            #expect(outcome.packetsSent == 3)
+            #expect(outcome.duration < .seconds(wait))
         }
         // The instant lies in the interval of the last sample that counts bytes, which may end after the replay
         // did (responses in flight arrive after a short round's cut), so the rates over equal bytes can end there.
@@ -485,6 +501,7 @@ struct AdaptiveClientTests {
         let shortened = trace.shorteningPauses(to: longest)
         // 0.5 s before the first packet and the waits of 2.0 s and 5.3 s become 0.25 s; the 0.1-s waits stay.
         let expected = [0.25, 0.35, 0.6, 0.7, 0.95]
+        #expect(shortened.packets.count == expected.count)
         #expect(zip(shortened.packets.map(\.timestamp), expected).allSatisfy { abs($0 - $1) < 1e-9 })
         #expect(shortened.packets.map(\.payload) == packets.map(\.payload))
         #expect(shortened.packets.map(\.responseLength) == packets.map(\.responseLength))
