@@ -1,4 +1,5 @@
 import Foundation
+import WeheCore
 import WeheTestKit
 
 /// Runs a built executable and captures its output.

@@ -256,7 +256,7 @@ final class RunningProcess: Sendable {
 
     /// `stop()` on a thread of its own: a server's drain takes a couple of seconds, which a test must not spend
     /// holding one of the few cooperative threads the suites share (ARCHITECTURE.md, section 7).
-    func stopOffThread() async throws { try await onOwnThread { self.stop() } }
+    func stopOffThread() async throws { await onOwnThread { self.stop() } }
 
     /// Interrupts the process and waits for it to end.
     func stop() {

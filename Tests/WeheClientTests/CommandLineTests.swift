@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeheCore
 import WeheTestKit
 
 /// `wehe run` and `wehe results` as built, against the scripted loopback server.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import WeheCore
 import WeheTestKit
 
 /// Holds the fake analyzer's results back until opened, and tells a waiting test when the client first asked for
@@ -68,7 +69,7 @@ struct SettingsDuringRunTests {
             #expect(set.status == 0, "\(set.stderr)")
         }
         gate.open()
-        let output = try await onOwnThread {
+        let output = await onOwnThread {
             let data = runOutput.fileHandleForReading.readDataToEndOfFile()
             run.waitUntilExit()
             return String(decoding: data, as: UTF8.self)

@@ -202,7 +202,7 @@ struct ClientTraceTests {
         let accepted = try await withThrowingTaskGroup(of: Int.self) { group in
             for worker in 0..<8 {
                 group.addTask {
-                    try await onOwnThread {
+                    await onOwnThread {
                         var count = 0
                         for index in stride(from: worker, to: 120, by: 8) {
                             if (try? store.upload(

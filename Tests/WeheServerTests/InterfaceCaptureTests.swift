@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+import WeheCore
 import WeheServer
 import WeheTestKit
 import WeheWire
@@ -58,7 +59,7 @@ struct InterfaceCaptureTests {
         let started = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<16 {
                 group.addTask {
-                    try await onOwnThread {
+                    await onOwnThread {
                         captures.start(
                             id: UInt64(index + 1), client: "198.18.\(index).2", tcpPorts: [80], udpPorts: [],
                             relativePath: "replay/x/\(index).pcap") ? 1 : 0

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeheCore
 import WeheTestKit
 
 /// Runs the built `wehe testbed proxy` binary.

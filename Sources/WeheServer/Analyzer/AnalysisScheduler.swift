@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import WeheCore
 
 #if canImport(Glibc)
     import Glibc
@@ -126,7 +127,8 @@ final class AnalysisScheduler: Sendable {
             }
         }
         defer { finished(network: network) }
-        return try await onOwnThread(work)
+        let niceness = niceness
+        return try await onOwnThread(named: "wehe-analysis", prepare: { Self.lowerPriority(by: niceness) }, work)
     }
 
     private func finished(network: String) {
@@ -140,18 +142,6 @@ final class AnalysisScheduler: Sendable {
             return state.waiters.removeFirst()
         }
         next?.continuation.resume()
-    }
-
-    private func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        let niceness = niceness
-        return try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                Self.lowerPriority(by: niceness)
-                continuation.resume(with: Result { try work() })
-            }
-            thread.name = "wehe-analysis"
-            thread.start()
-        }
     }
 
     /// Nices the calling thread (Linux threads have their own nice value; elsewhere nothing happens).

@@ -128,7 +128,7 @@ extension RecordCommand {
         let interrupted = StopFlag()
         let outcome = try? await Interrupts.cancellingOnSIGINT {
             await withTaskCancellationHandler {
-                await onOwnThread {
+                await onOwnThread(named: "wehe-capture") {
                     do throws(WeheRecordError) {
                         return Result<Recording, WeheRecordError>.success(
                             try recorder.record(
@@ -148,13 +148,6 @@ extension RecordCommand {
             }
         }
         return outcome ?? .failure(WeheRecordError(.captureFailed, "the capture on \(interface) was interrupted"))
-    }
-
-    /// Runs `body` on a new thread and resumes with its value, holding no thread of the shared pool meanwhile.
-    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
     }
 }
 
