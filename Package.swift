@@ -258,6 +258,7 @@ let package = Package(
             name: "WeheClientTests",
             dependencies: [
                 "WeheCore", "WeheWire", "WeheReplay", "WeheAnalysis", "WeheStore", "WeheClient", "WeheTestKit",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -1,8 +1,10 @@
 import Foundation
+import Logging
 import Testing
 import WeheAnalysis
 import WeheCore
 import WeheStore
+import WeheTestKit
 import WeheWire
 
 @testable import WeheClient
@@ -221,6 +223,69 @@ import WeheWire
             content: [0x16, 0x41, 0x5C])
         #expect(finding.text == "\\x16A\\x5c")
         #expect(finding.hex == "16415c")
+    }
+
+    /// The server's search through a scripted analyzer: a DPIanalysis refused with 503 ("not analysed yet …: ask
+    /// again", what a busy per-network analysis queue gives before a test's verdict is stored) is asked again with
+    /// the polls' pauses, and the probe that follows is taken; one that stays 503 ends after `pollAttempts` asks,
+    /// with the server's words and the count. Other refusals are not asked again.
+    @Test func serverSearchAsksAgainWhileTheAnalyzerIsUnavailable() async throws {
+        let key = DPISearchKey(userID: "u", carrierName: "unknown", replayName: "Synthetic-01012026")
+        let reset = ScriptedHTTPServer.Answer(body: DPIResetResponse.body(reset: false))
+        let busy = ScriptedHTTPServer.Answer(
+            status: 503,
+            body: DPIAnalysisResponse.failureBody(
+                .unavailable, "the verdict of test u/3 is not analysed yet and cannot be now (queue full): ask again"))
+        let probe = ScriptedHTTPServer.Answer(
+            body: DPIAnalysisResponse.probe(
+                DPIProbeMessage(
+                    testPacket: "C_1", testRegionLeft: 0, testRegionRight: 115, packetLength: 230, numTests: 0,
+                    testedPackets: 0, bytesUsed: 0)
+            ).responseBody())
+        let refused = ScriptedHTTPServer.Answer(
+            body: DPIAnalysisResponse.failureBody(.invalidParameter, "test u/3 found no differentiation"))
+        func driver(_ server: ScriptedHTTPServer, attempts: Int) -> ServerDPIDriver {
+            let timing = ReplayClientConfiguration.Timing(
+                firstPollDelay: .milliseconds(10), pollAttempts: attempts, maximumPollDelay: .milliseconds(40))
+            let analyzer = AnalyzerClient(
+                http: HTTPClient(tls: nil, connectTimeout: .seconds(5), requestTimeout: .seconds(5)),
+                host: server.host, port: server.port, timing: timing, logger: Logger(label: "test"))
+            return ServerDPIDriver(analyzer: analyzer, key: key, historyCount: 3)
+        }
+
+        let recovering = try await ScriptedHTTPServer.start(answers: [reset, busy, busy, probe])
+        defer { Task { await recovering.stop() } }
+        let step = try await driver(recovering, attempts: 12).start(testID: 2)
+        guard case .probe(let given, let mask) = step else {
+            Issue.record("expected a probe after two 503s, got \(step)")
+            return
+        }
+        #expect(given.packet.description == "C_1" && given.region == 0..<115 && mask.isEmpty)
+        let asked = recovering.asked
+        #expect(asked.count == 4)
+        #expect(asked.first?.contains("DPIreset") == true)
+        #expect(asked.dropFirst().allSatisfy { $0.contains("DPIanalysis") } && Set(asked.dropFirst()).count == 1)
+
+        let stuck = try await ScriptedHTTPServer.start(answers: [reset, busy])
+        defer { Task { await stuck.stop() } }
+        do {
+            _ = try await driver(stuck, attempts: 3).start(testID: 2)
+            Issue.record("a search the analyzer never serves went on")
+        } catch {
+            #expect(error.code == .analyzerFailed)
+            #expect(error.message.contains("(asked 3 times)") && error.message.contains("not analysed yet"))
+        }
+        #expect(stuck.asked.count == 1 + 3)
+
+        let refusing = try await ScriptedHTTPServer.start(answers: [reset, refused, probe])
+        defer { Task { await refusing.stop() } }
+        do {
+            _ = try await driver(refusing, attempts: 12).start(testID: 2)
+            Issue.record("a refused search went on")
+        } catch {
+            #expect(error.message.contains("found no differentiation") && !error.message.contains("asked"))
+        }
+        #expect(refusing.asked.count == 2)
     }
 
     @Test func historyKeepsTheProbesAndTheSearch() async throws {

@@ -145,6 +145,26 @@ struct AnalyzerClient: Sendable {
         return (false, message ?? root.serialized())
     }
 
+    /// A GET of `path` asked again, with the polls' growing pauses and at most `pollAttempts` times in all, while the
+    /// analyzer answers 503: the server says so when it could not act now and nothing changed (its store or its
+    /// per-network analysis queue was busy), and that the request may come again. The last answer is returned
+    /// whatever its status, with the number of times it was asked.
+    func getAskingAgainWhileUnavailable(_ path: String, what: String) async throws(ReplayClientError) -> (
+        response: HTTPClient.Response, asked: Int
+    ) {
+        var delay = timing.firstPollDelay
+        var asked = 1
+        var response = try await http.request(method: .GET, host: host, port: port, path: path, what: what)
+        while response.status == 503, asked < max(1, timing.pollAttempts) {
+            logger.debug("\(what) answered 503; asking again", metadata: ["after": "\(delay)"])
+            try await pause(delay)
+            delay = min(delay * timing.pollBackoff, timing.maximumPollDelay)
+            response = try await http.request(method: .GET, host: host, port: port, path: path, what: what)
+            asked += 1
+        }
+        return (response, asked)
+    }
+
     private func pause(_ duration: Duration) async throws(ReplayClientError) {
         do {
             try await Task.sleep(for: duration)

@@ -108,8 +108,7 @@ struct ServerDPIDriver: DPIDriver {
     /// interruption, compared with an earlier test's original), then asks for the first probe of a new one.
     func start(testID: Int) async throws(ReplayClientError) -> DPIStep {
         let path = "/Results?" + FormParameters.encode(key.formPairs(command: DPIMessages.resetCommand))
-        let reset = try await analyzer.http.request(
-            method: .GET, host: analyzer.host, port: analyzer.port, path: path, what: "the analyzer (DPIreset)")
+        let reset = try await analyzer.getAskingAgainWhileUnavailable(path, what: "the analyzer (DPIreset)").response
         if case .bool(false)? = (try? JSONValue.parse(reset.body))?["success"] {
             throw ReplayClientError(
                 .analyzerFailed,
@@ -129,8 +128,10 @@ struct ServerDPIDriver: DPIDriver {
 
     private func ask(_ request: DPIAnalysisRequest) async throws(ReplayClientError) -> DPIStep {
         let path = "/Results?" + FormParameters.encode(request.formPairs)
-        let response = try await analyzer.http.request(
-            method: .GET, host: analyzer.host, port: analyzer.port, path: path, what: "the analyzer (DPIanalysis)")
+        // A 503 changed nothing on the server (its store, or the analysis of the test's verdict a search needs first,
+        // could not be reached now), so the same request can go again.
+        let (response, asked) = try await analyzer.getAskingAgainWhileUnavailable(
+            path, what: "the analyzer (DPIanalysis)")
         let parsed: Result<DPIAnalysisResponse, AnalyzerFailure>
         do {
             parsed = try DPIAnalysisResponse.parse(response.body)
@@ -141,7 +142,8 @@ struct ServerDPIDriver: DPIDriver {
         }
         switch parsed {
         case .failure(let failure):
-            throw ReplayClientError(.analyzerFailed, "the analyzer refused the DPI search: \(failure.message)")
+            let times = asked > 1 ? " (asked \(asked) times)" : ""
+            throw ReplayClientError(.analyzerFailed, "the analyzer refused the DPI search\(times): \(failure.message)")
         case .success(.probe(let message)):
             let packet: DPIPacketID
             do {
