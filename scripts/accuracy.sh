@@ -36,6 +36,8 @@
 #   crossconst crossonoff crossheavy  cross traffic from the server side to the client on the shared access link:
 #                 one flow paced at 30 Mbit/s; one full-speed flow 1.5 s on / 1.5 s off; 4 full-speed flows  truth: none
 #   loss2         2 % random loss towards the client                                  truth: no differentiation
+#   cap60onoff cap70onoff cap80onoff  the cap of cap60-cap80 with crossonoff's cross traffic on the shared link:
+#                 a mild throttle on a busy path                                      truth: differentiation
 #
 # Settings: R=50 APP=deezer PATTERN=dzcdn PORT_TEST=port80s PATH_KBIT=100000 PORT_KBIT=10000 DELAYED_KBIT=4000
 #           DELAYED_BYTES=1500000 DELAY_MS=0 (extra one-way delay on every condition) BIN=.build/release
@@ -95,6 +97,9 @@ spec() {
     case "$1" in
         cap60 | cap70 | cap75 | cap80 | cap90)
             echo "MODE=dpi RATE_KBIT=$(need_rate "0.${1#cap}")|$APP|positive|$(need_rate "0.${1#cap}")|" ;;
+        cap60onoff | cap70onoff | cap80onoff)
+            local capped; capped=$(need_rate "0.${1:3:2}")
+            echo "MODE=dpi RATE_KBIT=$capped|$APP|positive|$capped|cross:--pattern onoff --on 1.5 --off 1.5" ;;
         police50 | police70 | police85)
             echo "MODE=police RATE_KBIT=$(need_rate "0.${1#police}")|$APP|positive|$(need_rate "0.${1#police}")|" ;;
         first1mb) echo "MODE=dpi RATE_KBIT=10000|$APP|positive|10000|first:1000000" ;;

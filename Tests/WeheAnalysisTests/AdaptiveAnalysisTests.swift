@@ -506,12 +506,18 @@ import WeheStatistics
         let rule = Self.clientRule(maximumRounds: 40)
         let published = 20
         /// The run as the client makes it: before each round past the published test's cost, the forecast decides.
-        func withForecast(_ full: AdaptiveAnalysis.Monitor) -> (stop: AdaptiveStopReason?, rounds: Int) {
+        func withForecast(_ full: AdaptiveAnalysis.Monitor, noisyCount: Bool = false) -> (
+            stop: AdaptiveStopReason?, rounds: Int
+        ) {
             var monitor = AdaptiveAnalysis.Monitor(rule)
             for round in full.rounds {
                 if let reason = monitor.stop().reason { return (reason, monitor.differences.count) }
                 let done = monitor.differences.count
                 if done >= 4, done + 1 > published, monitor.forecastRoundsToDecide(within: 4 * (40 - done)) == nil {
+                    return (.noisyPath, done)
+                }
+                let differing = monitor.roundsDiffering(byMoreThan: 0.1)
+                if noisyCount, done >= 4, done + 1 > published, differing >= 2, 5 * differing >= done {
                     return (.noisyPath, done)
                 }
                 monitor.add(round)
@@ -527,12 +533,20 @@ import WeheStatistics
                     var with: [AdaptiveStopReason: Int] = [:]
                     var roundsWith: [Int] = []
                     var lost = 0
+                    var counted: [AdaptiveStopReason: Int] = [:]
+                    var lostCounted = 0
+                    var pastPublished = (forecast: 0, counted: 0)
                     for trial in 0..<trials {
                         if trial % 50 == 0 { await Task.yield() }
                         let full = Self.run(
                             rule, path: path, cross: cross, appFactor: appFactor, generator: &generator)
                         let plain = full.stop().reason ?? .budget
                         let forecast = withForecast(full)
+                        let noisy = withForecast(full, noisyCount: true)
+                        counted[noisy.stop ?? .budget, default: 0] += 1
+                        if plain == .differentiation && noisy.stop != .differentiation { lostCounted += 1 }
+                        if forecast.rounds > published { pastPublished.forecast += 1 }
+                        if noisy.rounds > published { pastPublished.counted += 1 }
                         without[plain, default: 0] += 1
                         with[forecast.stop ?? .budget, default: 0] += 1
                         roundsWith.append(forecast.rounds)
@@ -547,7 +561,9 @@ import WeheStatistics
                     print(
                         "adaptive forecast, app at \(Int(appFactor * 100)) %, \(path.name) \(cross.rawValue): "
                             + "without: \(line(without)); with: \(line(with)), median rounds "
-                            + "\(roundsWith[trials / 2]); detections lost \(lost)")
+                            + "\(roundsWith[trials / 2]); detections lost \(lost), past published \(pastPublished.forecast); "
+                            + "with the count too: \(line(counted)), lost \(lostCounted), past published "
+                            + "\(pastPublished.counted)")
                     if appFactor == 1 {
                         #expect(Double(with[.differentiation, default: 0]) / Double(trials) <= 0.01)
                         if path.name == "calm" && cross == .none { #expect(with[.equivalence, default: 0] == trials) }
