@@ -134,7 +134,8 @@ public struct ReplayClientConfiguration: Sendable {
         public var analyzeAttempts: Int
         /// Wait before the first `singleResult` query.
         public var firstPollDelay: Duration
-        /// `singleResult` queries at most (12).
+        /// `singleResult` queries at most (12); also how often a DPI search's request is asked while the analyzer
+        /// answers 503, with the same pauses.
         public var pollAttempts: Int
         /// Back-off: each wait is the previous times this factor, at most `maximumPollDelay`.
         public var pollBackoff: Double
