@@ -9,8 +9,9 @@ import WeheWire
 
 @testable import WeheClient
 
-/// The client pieces of the DPI search without a network: probe replays, the search loop with a
-/// simulated classifier, the budget, the binary method and the JSON report.
+/// The client pieces of the DPI search: probe replays, the search loop with a simulated classifier, the budget, the
+/// binary method and the JSON report without a network; the server-driven search's answers to a 503 against a
+/// scripted analyzer on loopback.
 @Suite struct DPIClientTests {
     /// Two client packets (230 and 40 bytes, each followed by a response) of distinct bytes.
     static func trace() -> ReplayTrace {
