@@ -294,7 +294,7 @@ let package = Package(
         .testTarget(
             name: "WeheWebTests",
             dependencies: [
-                "WeheCore", "WeheAnalysis", "WeheStore", "WeheWeb",
+                "WeheCore", "WeheAnalysis", "WeheStore", "WeheWeb", "WeheTestKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -40,4 +40,23 @@ struct ArchitectureTests {
             "@_exported import WeheCore\npackage import WeheWire\nimport func WeheStatistics.mean\n// import WeheX\nlet importance = 1"
         #expect(LayerRules.imports(in: text) == ["WeheCore", "WeheWire", "WeheStatistics"])
     }
+
+    @Test("no source or test uses a Foundation API that has crashed the test process on Linux")
+    func noRuntimeHazards() throws {
+        let findings = try RuntimeHazards.findings(packageRoot: TestResources.packageRoot)
+        #expect(findings.isEmpty, "\(findings.map(\.description).joined(separator: "\n"))")
+    }
+
+    @Test("the hazard check finds each use in code and none in comments")
+    func hazardCheckFindsUses() {
+        let text = """
+            // readabilityHandler, URLSession and Process() are named in comments only here
+            handle.readabilityHandler = { _ in }
+            let (data, _) = try await URLSession.shared.data(from: url)  // a trailing comment
+            let child = Process()
+            """
+        let found = RuntimeHazards.findings(in: text, file: "X.swift")
+        #expect(found.map(\.line) == [2, 3, 4])
+        #expect(found.map(\.marker) == ["readabilityHandler", "URLSession", "= Process()"])
+    }
 }

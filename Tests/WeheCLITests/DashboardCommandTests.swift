@@ -1,14 +1,9 @@
 import Foundation
-import Synchronization
 import Testing
 import WeheCore
 import WeheStore
 import WeheStoreSQL
 import WeheTestKit
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// `wehe dashboard` and `wehe-server serve --dashboard-port`, run as the built binaries and read over HTTP.
 @Suite("dashboards served by the executables")
@@ -211,7 +206,7 @@ extension DashboardCommandTests {
 /// for `keepingErrors`: where a program writes its log).
 final class RunningProcess: Sendable {
     private let process: TestProcess
-    private let output = OutputBuffer()
+    private let output: PipeCollector
 
     init(_ product: String, _ arguments: [String], keepingErrors: Bool = false) throws {
         let process = TestProcess()
@@ -223,12 +218,8 @@ final class RunningProcess: Sendable {
         process.standardError = keepingErrors ? pipe : FileHandle.nullDevice
         process.standardOutput = pipe
         self.process = process
-        let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if !data.isEmpty { output.append(String(decoding: data, as: UTF8.self)) }
-        }
         try process.run()
+        output = PipeCollector(pipe)
     }
 
     /// The URL printed after `prefix`, waiting up to a minute for it.
@@ -267,39 +258,22 @@ final class RunningProcess: Sendable {
     }
 }
 
-/// Text collected from a pipe.
-final class OutputBuffer: Sendable {
-    private let storage = Mutex("")
-
-    func append(_ text: String) { storage.withLock { $0 += text } }
-
-    var text: String { storage.withLock { $0 } }
-}
-
 /// The process did not print what was expected.
 struct RunningProcessError: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
 }
 
-/// Plain HTTP GETs.
+/// Plain HTTP requests (`LoopbackHTTP`, not `URLSession`: see there why).
 enum HTTP {
     static func get(_ address: String) async throws -> (status: Int, body: String) {
-        guard let url = URL(string: address) else { throw RunningProcessError(message: "bad URL \(address)") }
-        let (data, response) = try await URLSession.shared.data(from: url)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        return (status, String(decoding: data, as: UTF8.self))
+        let response = try await LoopbackHTTP.get(address)
+        return (response.status, response.body)
     }
 
     /// Posts a form; redirects are followed, `url` is where they ended.
     static func post(_ address: String, form: String) async throws -> (status: Int, url: String, body: String) {
-        guard let url = URL(string: address) else { throw RunningProcessError(message: "bad URL \(address)") }
-        var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(form.utf8)
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let http = response as? HTTPURLResponse
-        return (http?.statusCode ?? 0, http?.url?.absoluteString ?? "", String(decoding: data, as: UTF8.self))
+        let response = try await LoopbackHTTP.post(address, form: form)
+        return (response.status, response.url, response.body)
     }
 }

@@ -2,10 +2,6 @@ import Foundation
 import Testing
 import WeheTestKit
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// `wehe dashboard`'s "new test" page on the fleet path: each test it launches opens its own access envelope (as
 /// `wehe run` does for each test), from a locate answer of its own, and closes it when that test ends.
 @Suite("wehe dashboard through the fleet (built binary, fake locate and envelope)", .timeLimit(.minutes(3)))
@@ -61,18 +57,12 @@ struct DashboardFleetTests {
 
     /// Posts the launch form; returns the run's id (the last path component the redirect ends at).
     static func launch(_ address: String, form: String) async throws -> String {
-        var request = URLRequest(url: try #require(URL(string: address)))
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(form.utf8)
-        let (_, response) = try await URLSession.shared.data(for: request)
-        let http = try #require(response as? HTTPURLResponse)
-        #expect(http.statusCode == 200)
-        return try #require(http.url?.lastPathComponent)
+        let response = try await LoopbackHTTP.post(address, form: form)
+        #expect(response.status == 200)
+        return try #require(URL(string: response.url)?.lastPathComponent)
     }
 
     static func get(_ address: String) async throws -> String {
-        let (data, _) = try await URLSession.shared.data(from: try #require(URL(string: address)))
-        return String(decoding: data, as: UTF8.self)
+        try await LoopbackHTTP.get(address).body
     }
 }

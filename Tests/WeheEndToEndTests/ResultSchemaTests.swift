@@ -2,10 +2,6 @@ import Foundation
 import Testing
 import WeheTestKit
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// Every JSON output that carries a test result, produced by the built binaries on loopback, validated against
 /// `Docs/result.schema.json` by Python's `jsonschema` (the environment has no Swift validator): `wehe run --json`,
 /// `wehe demo --json`, `wehe results --json`, `wehe results show --json`, `wehe results export --format json` and the
@@ -187,9 +183,8 @@ struct ResultSchemaTests {
     }
 
     static func get(_ address: String) async throws -> (status: Int, body: String) {
-        let url = try #require(URL(string: address))
-        let (data, response) = try await URLSession.shared.data(from: url)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        let response = try await LoopbackHTTP.get(address)
+        return (response.status, response.body)
     }
 }
 

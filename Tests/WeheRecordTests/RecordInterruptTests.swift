@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import WeheTestKit
 
@@ -11,13 +10,6 @@ import WeheTestKit
 /// they wanted recorded: the capture stops, and the test is written from what it captured.
 @Suite("wehe record --interface: Ctrl-C ends the capture and keeps what it captured")
 struct RecordInterruptTests {
-    /// What a child wrote to one of its pipes so far.
-    final class Collected: Sendable {
-        private let text = Mutex("")
-        func append(_ data: Data) { text.withLock { $0 += String(decoding: data, as: UTF8.self) } }
-        var value: String { text.withLock { $0 } }
-    }
-
     @Test(
         "after Ctrl-C the exchange made during the capture is in the written test, and wehe exits 0",
         .enabled(if: LoopbackCaptureTests.available))
@@ -37,16 +29,14 @@ struct RecordInterruptTests {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        let stdout = Collected()
-        let stderr = Collected()
-        out.fileHandleForReading.readabilityHandler = { stdout.append($0.availableData) }
-        err.fileHandleForReading.readabilityHandler = { stderr.append($0.availableData) }
         try process.run()
+        let stdout = PipeCollector(out)
+        let stderr = PipeCollector(err)
         defer { process.killIfRunning() }
         // The line that tells the user to start the app comes once the interface is open and filtered. Bounds for a
         // hang only: the full parallel run delays a child's start by tens of seconds.
-        guard try await process.waitWhileRunning(until: { stderr.value.contains("capturing on lo") }) else {
-            Issue.record("no capture line; standard error: \(stderr.value)")
+        guard try await process.waitWhileRunning(until: { stderr.text.contains("capturing on lo") }) else {
+            Issue.record("no capture line; standard error: \(stderr.text)")
             return
         }
         let clock = ContinuousClock()
@@ -60,17 +50,17 @@ struct RecordInterruptTests {
         process.interrupt()
         let exitBound = interrupted.advanced(by: .seconds(90))
         while process.isRunning, clock.now < exitBound { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!process.isRunning, "wehe record still ran 90 s after Ctrl-C; standard error: \(stderr.value)")
+        #expect(!process.isRunning, "wehe record still ran 90 s after Ctrl-C; standard error: \(stderr.text)")
         guard !process.isRunning else { return }
-        #expect(process.terminationStatus == 0, "standard error: \(stderr.value)")
+        #expect(process.terminationStatus == 0, "standard error: \(stderr.text)")
         // The pipes' last bytes may follow the exit by a moment.
         let written = clock.now.advanced(by: .seconds(30))
-        while !stdout.value.contains("\"flows\""), clock.now < written {
+        while !stdout.text.contains("\"flows\""), clock.now < written {
             try await Task.sleep(for: .milliseconds(20))
         }
         let report = try #require(
-            try JSONSerialization.jsonObject(with: Data(stdout.value.utf8)) as? [String: Any],
-            "no JSON report: \(stdout.value)")
+            try JSONSerialization.jsonObject(with: Data(stdout.text.utf8)) as? [String: Any],
+            "no JSON report: \(stdout.text)")
         let flows = try #require(report["flows"] as? [[String: Any]])
         let kept = flows.filter { $0["kept"] as? Bool == true }
         #expect(kept.count == 1, "\(flows)")

@@ -3,12 +3,9 @@ import Hummingbird
 import Testing
 import WeheCore
 import WeheStore
+import WeheTestKit
 
 @testable import WeheWeb
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 @Suite("live server")
 struct LiveTests {
@@ -29,48 +26,41 @@ struct LiveTests {
             router: router, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
             services: [dashboard.runner],
             onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) })
-        let session = URLSession(configuration: .ephemeral)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.runService(gracefulShutdownSignals: []) }
             var iterator = ports.makeAsyncIterator()
             let port = try #require(await iterator.next())
             #expect(port > 0)
             let base = "http://127.0.0.1:\(port)"
-            func get(_ path: String) async throws -> (String, HTTPURLResponse) {
-                let url = try #require(URL(string: base + path))
-                let (data, response) = try await session.data(from: url)
-                return (String(decoding: data, as: UTF8.self), try #require(response as? HTTPURLResponse))
+            func get(_ path: String) async throws -> (String, LoopbackHTTP.Response) {
+                let response = try await LoopbackHTTP.get(base + path)
+                return (response.body, response)
             }
             let (history, historyResponse) = try await get("/")
-            #expect(historyResponse.statusCode == 200)
+            #expect(historyResponse.status == 200)
             #expect(history.contains("<table class=\"history\">"))
             let key = try #require(records.last?.key)
             let (test, testResponse) = try await get("/tests/demo-user/\(key.historyCount)")
-            #expect(testResponse.statusCode == 200)
+            #expect(testResponse.status == 200)
             #expect(test.contains("id=\"throughput-chart\"") && test.contains("id=\"cdf-chart\""))
             let (_, missing) = try await get("/tests/demo-user/4242")
-            #expect(missing.statusCode == 404)
+            #expect(missing.status == 404)
             let (css, cssResponse) = try await get("/static/dashboard.css")
-            #expect(cssResponse.value(forHTTPHeaderField: "Content-Type") == "text/css; charset=utf-8")
+            #expect(cssResponse.header("Content-Type") == "text/css; charset=utf-8")
             #expect(!css.isEmpty)
             let (operatorPage, operatorResponse) = try await get("/operator/")
-            #expect(operatorResponse.statusCode == 200)
+            #expect(operatorResponse.status == 200)
             #expect(operatorPage.contains("id=\"per-day-chart\""))
 
-            var request = URLRequest(url: try #require(URL(string: base + "/run")))
-            request.httpMethod = "POST"
-            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data("test=netflix".utf8)
-            let (_, posted) = try await session.data(for: request)
-            // URLSession follows the 303 to the run page.
-            #expect((posted as? HTTPURLResponse)?.statusCode == 200)
-            #expect(posted.url?.path == "/run/run-1")
+            let posted = try await LoopbackHTTP.post(base + "/run", form: "test=netflix")
+            // The 303 is followed to the run page.
+            #expect(posted.status == 200)
+            #expect(URL(string: posted.url)?.path == "/run/run-1")
             let (events, eventsResponse) = try await get("/run/run-1/events")
-            #expect(eventsResponse.value(forHTTPHeaderField: "Content-Type") == "text/event-stream; charset=utf-8")
+            #expect(eventsResponse.header("Content-Type") == "text/event-stream; charset=utf-8")
             #expect(events.contains("event: state"))
             #expect(events.contains("\"state\":\"finished\""))
             group.cancelAll()
         }
-        session.invalidateAndCancel()
     }
 }
