@@ -7,7 +7,6 @@ import WeheCore
 import WeheTestKit
 import WeheWire
 
-
 /// The analyzer: `analyze` → success; `singleResult` → not ready N times, then means and area from the uploads.
 final class FakeAnalyzerHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart

@@ -7,7 +7,6 @@ import WeheCore
 import WeheTestKit
 import WeheWire
 
-
 /// TCP replay: read each request group, answer with `response_len` zero bytes.
 final class FakeTCPReplayHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer

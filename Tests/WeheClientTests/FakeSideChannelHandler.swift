@@ -7,7 +7,6 @@ import WeheCore
 import WeheTestKit
 import WeheWire
 
-
 /// The server side of one side channel.
 final class FakeSideChannelHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
