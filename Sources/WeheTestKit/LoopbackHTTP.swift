@@ -89,12 +89,13 @@ public enum LoopbackHTTP {
     }
 
     private static func exchange(method: HTTPMethod, address: String, form: String?) async throws -> Response {
-        guard let url = URL(string: address), url.scheme == "http", let host = url.host else {
+        guard let url = URLComponents(string: address), url.scheme == "http", let host = url.host else {
             throw Failure(description: "not a plain HTTP address: \(address)")
         }
         let port = url.port ?? 80
-        var target = url.path.isEmpty ? "/" : url.path
-        if let query = url.query { target += "?" + query }
+        // The path and query as written, escapes kept (`%40`, `%2F` mean something else unescaped).
+        var target = url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath
+        if let query = url.percentEncodedQuery { target += "?" + query }
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
