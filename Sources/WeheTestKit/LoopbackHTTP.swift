@@ -113,9 +113,13 @@ public enum LoopbackHTTP {
                 head.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
                 head.headers.add(name: "Content-Length", value: "\(body.readableBytes)")
             }
-            try await outbound.write(.head(head))
-            if let body { try await outbound.write(.body(.byteBuffer(body))) }
-            try await outbound.write(.end(nil))
+            // The whole request in one write and one flush: written part by part, a server that has what it needs
+            // (a GET's head, a form's head and body) may answer and close before the next part is written, and that
+            // write then fails with "I/O on closed channel" (seen under the full parallel run).
+            var parts: [HTTPClientRequestPart] = [.head(head)]
+            if let body { parts.append(.body(.byteBuffer(body))) }
+            parts.append(.end(nil))
+            try await outbound.write(contentsOf: parts)
             var answer: HTTPResponseHead?
             var received = ByteBuffer()
             for try await part in inbound {
