@@ -61,6 +61,28 @@ import WeheStatistics
         #expect(faster.direction == .prioritized)
     }
 
+    /// Nine rounds 20 % slower and one 15 % faster: the exact test gives p 22/1024 (more than `alpha`), yet the 95 %
+    /// interval lies wholly past the margin (about 10-20 % slower; both by enumerating the 1 024 sign patterns in
+    /// Python). That is inconclusive with a note, not "no differentiation" beside "slowed by 18 %"; the same rounds
+    /// mirrored are inconclusive the other way. Without the rule both were "no differentiation".
+    @Test func intervalPastTheMarginWithoutSignificanceIsInconclusive() throws {
+        let controls = [Double](repeating: 40, count: 10)
+        let originals = [Double](repeating: 32, count: 9) + [46]
+        let summary = SensitiveAnalysis().summary(originalMeans: originals, controlMeans: controls)
+        #expect(summary.verdict == .inconclusive)
+        #expect(abs(summary.pValue - 22.0 / 1024) < 1e-12)
+        #expect(summary.slowdownLower > 0.05 && summary.slowdownUpper < 0.25, "\(summary.effectText)")
+        let note = try #require(summary.note)
+        #expect(note.hasPrefix("the app was slower than its control by more than 5 % across the 95 % interval"))
+        let mirrored = SensitiveAnalysis().summary(originalMeans: controls, controlMeans: originals)
+        #expect(mirrored.verdict == .inconclusive)
+        #expect(mirrored.note?.hasPrefix("the app was faster") == true)
+        // A noisy run whose interval still reaches inside the margin stays "no differentiation".
+        let noisy = SensitiveAnalysis().summary(
+            originalMeans: [32, 32, 32, 46, 46, 32, 32, 40, 40, 32], controlMeans: controls)
+        #expect(noisy.verdict == .noDifferentiation, "\(noisy.effectText)")
+    }
+
     @Test func tooFewRoundsIsInconclusive() {
         let summary = SensitiveAnalysis().summary(
             originalMeans: [1, 1, 1, 1, 1], controlMeans: [5, 5, 5, 5, 5])
@@ -147,15 +169,24 @@ import WeheStatistics
         // The verdict rule says differentiation exactly when the test's p is at most alpha (fewer trials: the
         // interval's bisection is slower).
         var verdictAlarms = 0
+        var unsettled = 0
         for _ in 0..<300 {
             await Task.yield()
             let (originals, controls) = Self.simulate(rounds: 10, cross: cross, appFactor: 1, generator: &generator)
             let summary = analysis.summary(originalMeans: originals, controlMeans: controls)
             #expect((summary.verdict == .differentiation) == (summary.pValue <= analysis.alpha))
-            #expect(summary.verdict != .inconclusive)
+            // Inconclusive only when the interval lies past the margin (under no differentiation a 95 % interval
+            // misses the truth at most 5 % of the time, so no more often than that).
+            if summary.verdict == .inconclusive {
+                unsettled += 1
+                #expect(summary.slowdownLower > analysis.margin || summary.slowdownUpper < -analysis.margin)
+            }
             if summary.verdict == .differentiation { verdictAlarms += 1 }
         }
-        print("sensitive verdict rule, unthrottled synthetic \(cross): \(verdictAlarms)/300 differentiation")
+        print(
+            "sensitive verdict rule, unthrottled synthetic \(cross): \(verdictAlarms)/300 differentiation, "
+                + "\(unsettled)/300 inconclusive")
+        #expect(unsettled <= 30)
     }
 
     /// Power: a 25 % slowdown of the app (a cap at 75 % of its need) on a path whose rate wanders by about ±10 %

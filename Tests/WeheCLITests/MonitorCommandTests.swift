@@ -46,15 +46,21 @@ struct MonitorCommandTests {
             "wehe", ["monitor", "--once", "--allow-metered", "--quiet-hours", hours] + common)
         #expect(quiet.status == 0 && quiet.stdout.contains("no run now: quiet hours \(hours)"), "\(quiet.stdout)")
 
-        // Four runs made today: the fifth is skipped.
-        let now = ISO8601DateFormatter().string(from: Date())
-        let run = """
-            {"startedAt": "\(now)", "bytes": 10, "outcomes": [{"test": "tinyweb", "verdict": "inconclusive",
-             "provider": "p", "historyCount": 1, "bytes": 10}]}
-            """
-        let ledger = "{\"usedBytes\": 40, \"runs\": [\(Array(repeating: run, count: 4).joined(separator: ","))]}"
-        #expect(TestResources.write(ledger, to: data + "/monitor.json"))
-        let capped = try await CommandRunner.run("wehe", ["monitor", "--once", "--allow-metered"] + common)
+        // Four runs made today: the fifth is skipped. "Today" is the calendar day the monitor reads its clock in, so a
+        // midnight between writing the ledger and the run would make the four yesterday's: then it is done again.
+        var capped = CommandRunner.Output(status: -1, stdout: "", stderr: "")
+        for _ in 0..<2 {
+            let written = Date()
+            let now = ISO8601DateFormatter().string(from: written)
+            let run = """
+                {"startedAt": "\(now)", "bytes": 10, "outcomes": [{"test": "tinyweb", "verdict": "inconclusive",
+                 "provider": "p", "historyCount": 1, "bytes": 10}]}
+                """
+            let ledger = "{\"usedBytes\": 40, \"runs\": [\(Array(repeating: run, count: 4).joined(separator: ","))]}"
+            #expect(TestResources.write(ledger, to: data + "/monitor.json"))
+            capped = try await CommandRunner.run("wehe", ["monitor", "--once", "--allow-metered"] + common)
+            if Calendar.current.isDate(written, inSameDayAs: Date()) { break }
+        }
         #expect(capped.status == 0 && capped.stdout.contains("runs were already made today"), "\(capped.stdout)")
         // Nothing ran: no history, and the ledger kept its four runs.
         #expect(!FileManager.default.fileExists(atPath: data + "/history.sqlite"))

@@ -24,8 +24,10 @@ import WeheStatistics
 /// raises each one-sided p-value (every signed sum moves by at most the observed sum's shift), so under no
 /// differentiation the verdict errs with probability at most `alpha` (= α/2 + α/2), by construction.
 ///
-/// Verdict: `pValue` ≤ `alpha` → differentiation (throttled when the app was slower); otherwise no
-/// differentiation; inconclusive with fewer than `minimumRounds` usable rounds (the test cannot reach `alpha`).
+/// Verdict: `pValue` ≤ `alpha` → differentiation (throttled when the app was slower); inconclusive when it is not
+/// but the `confidenceLevel` interval of the slowdown lies wholly past the margin (evidence of an effect the rounds
+/// are too few or too noisy to show at `alpha`), or with fewer than `minimumRounds` usable rounds (the test cannot
+/// reach `alpha`); otherwise no differentiation.
 public struct SensitiveAnalysis: Sendable {
     /// The false-positive bound (0.008: at most 0.8 % by construction).
     public var alpha: Double
@@ -104,6 +106,20 @@ public struct SensitiveAnalysis: Sendable {
             return summary(
                 .differentiation, throttled.pValue <= prioritized.pValue ? .throttled : .prioritized, p: pValue,
                 mean: mean, interval: bounds, note: nil)
+        }
+        // The rounds' interval lies wholly past the margin, yet the exact test cannot show it at `alpha`: saying "no
+        // differentiation" beside "slowed by 21 % (95 % CI 7–33 %)" would contradict itself. Like the published
+        // rule's "area above its threshold, p too large", that is inconclusive; it only ever replaces a "no
+        // differentiation", so the false-positive bound is untouched.
+        let slowerPastMargin = interval.upper < throttledShift
+        if slowerPastMargin || interval.lower > prioritizedShift {
+            let percent = Int((confidenceLevel * 100).rounded())
+            let margin = Int((margin * 100).rounded())
+            return summary(
+                .inconclusive, nil, p: pValue, mean: mean, interval: bounds,
+                note: "the app was \(slowerPastMargin ? "slower" : "faster") than its control by more than \(margin) % "
+                    + "across the \(percent) % interval, but \(differences.count) rounds do not show it at p "
+                    + "\(alpha); more rounds can decide")
         }
         return summary(.noDifferentiation, nil, p: pValue, mean: mean, interval: bounds, note: nil)
     }
