@@ -4,7 +4,9 @@
 #   cap70       Deezer shaped to 70 % of its need (a mild cap the published rule misses)
 #               expected: sensitiveVerdict differentiation, throttled, slowdown interval above 0
 #   crossonoff  nothing throttled, one full-speed cross-traffic flow 1.5 s on / 1.5 s off on the shared link
-#               expected: sensitiveVerdict no-differentiation
+#               expected: not blamed: sensitiveVerdict no-differentiation, or inconclusive because the interval lay
+#               past the 5 % margin without p reaching alpha (under no differentiation a 95 % interval does that at
+#               most 5 % of the time; 0.3-2 % in the synthetic calibration), never differentiation
 # The published verdict is printed beside it, not checked (it is the accuracy benchmark's subject). A false alarm
 # in crossonoff happens with probability at most 0.8 % (the test's exact level), a miss in cap70 was not seen in the
 # benchmark (Docs/testbed.md).
@@ -43,8 +45,11 @@ for condition, expected in (("cap70", "differentiation"), ("crossonoff", "no-dif
     print(f"e2e-sensitive: {condition}: sensitive {record['sensitiveVerdict']} {record.get('sensitiveDirection')} "
           f"{record.get('sensitiveEffect')} p {record.get('sensitivePValue')} over {record.get('sensitiveRounds')} "
           f"rounds; published {record['verdict']} (area {record.get('area')}, KS p {record.get('ksPValue')})")
-    if record["sensitiveVerdict"] != expected:
-        failures.append(f"{condition}: sensitive verdict {record['sensitiveVerdict']}, expected {expected}")
+    verdict = record["sensitiveVerdict"]
+    past_margin = verdict == "inconclusive" and "by more than 5 % across" in (record.get("sensitiveNote") or "")
+    if verdict != expected and not (condition == "crossonoff" and past_margin):
+        failures.append(f"{condition}: sensitive verdict {verdict} ({record.get('sensitiveNote')}), "
+                        f"expected {expected}")
     if record.get("sensitiveRounds") != 10:
         failures.append(f"{condition}: {record.get('sensitiveRounds')} rounds, expected 10")
     if condition == "cap70" and not (record.get("sensitiveDirection") == "throttled"
