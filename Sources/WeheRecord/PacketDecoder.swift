@@ -30,7 +30,8 @@ enum SkippedFrame: String, Error, Sendable, Hashable, CaseIterable {
 }
 
 /// Decodes link-layer frames down to TCP and UDP payloads: Ethernet (with VLAN tags), Linux cooked capture v1 and
-/// v2, raw IP, and BSD null/loopback; IPv4 (no options needed) and IPv6 (extension headers skipped).
+/// v2, raw IP, BSD null/loopback, and Apple's PKTAP around any of these (what a Mac's `tcpdump` writes for an
+/// iPhone's `rvi0` or for `-i pktap`); IPv4 (no options needed) and IPv6 (extension headers skipped).
 struct PacketDecoder: Sendable {
     /// libpcap's link-type values (`DLT_*` as `pcap_datalink` returns them).
     enum LinkType {
@@ -44,7 +45,14 @@ struct PacketDecoder: Sendable {
         static let ipv4: Int32 = 228
         static let ipv6: Int32 = 229
         static let linuxSLL2: Int32 = 276
+        /// Apple's PKTAP (`LINKTYPE_PKTAP`; libpcap reads it as 258 off an Apple system).
+        static let pktap: Int32 = 258
     }
+
+    /// The shortest PKTAP header (version 1: length, record type, link type, interface name, flags, family,
+    /// header and trailer lengths, process, command, service class, interface type and unit, effective process and
+    /// command); version 2 and later headers are longer, and their first field says by how much.
+    static let shortestPKTAPHeader = 108
 
     let linkType: Int32
 
@@ -52,7 +60,7 @@ struct PacketDecoder: Sendable {
     static func supports(_ linkType: Int32) -> Bool {
         [
             LinkType.null, LinkType.ethernet, LinkType.rawLinux, LinkType.rawOpenBSD, LinkType.rawLinktype,
-            LinkType.loop, LinkType.linuxSLL, LinkType.ipv4, LinkType.ipv6, LinkType.linuxSLL2,
+            LinkType.loop, LinkType.linuxSLL, LinkType.ipv4, LinkType.ipv6, LinkType.linuxSLL2, LinkType.pktap,
         ].contains(linkType)
     }
 
@@ -94,9 +102,29 @@ struct PacketDecoder: Sendable {
             return bytes.count > 4 ? 4 : nil
         case LinkType.rawLinux, LinkType.rawOpenBSD, LinkType.rawLinktype, LinkType.ipv4, LinkType.ipv6:
             return 0
+        case LinkType.pktap:
+            return pktapOffset(bytes)
         default:
             return nil
         }
+    }
+
+    /// Where the IP header starts behind a PKTAP header. Its fields are little-endian (every system that writes
+    /// them is): the header's own length, the record type (1 for a packet; other records carry none), and the
+    /// link type of the frame that follows (Apple's `DLT_*` values, which for the types read here are the ones
+    /// above). A header that is shorter than the first version, runs past the frame, or wraps another PKTAP
+    /// header gives no IP.
+    private func pktapOffset(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= Self.shortestPKTAPHeader else { return nil }
+        func littleEndian32(_ at: Int) -> UInt32 {
+            (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[at + $1]) << (8 * UInt32($1)) }
+        }
+        let length = Int(littleEndian32(0))
+        let inner = Int32(bitPattern: littleEndian32(8))
+        guard length >= Self.shortestPKTAPHeader, length < bytes.count, littleEndian32(4) == 1,
+            inner != LinkType.pktap, Self.supports(inner)
+        else { return nil }
+        return PacketDecoder(linkType: inner).ipOffset(Array(bytes[length...])).map { length + $0 }
     }
 
     private func isIPEtherType(_ high: UInt8, _ low: UInt8) -> Bool {

@@ -119,7 +119,7 @@ public struct Recorder: Sendable {
                 throw WeheRecordError(
                     .malformed,
                     "the capture's link type \(linkType) is not one we read (Ethernet, Linux cooked, raw IP, "
-                        + "loopback): capture on another interface or convert it with editcap")
+                        + "loopback, Apple PKTAP): capture on another interface or convert it with editcap")
             }
             table = FlowTable(client: IPText.parse(options.client) ?? [], byteLimit: options.byteLimit)
             decoder = PacketDecoder(linkType: linkType)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Writes packet captures for tests of `wehe record`: classic pcap (microseconds) or pcapng, with Ethernet, raw IP,
-/// Linux cooked (v1, v2) or null/loopback framing, IPv4 or IPv6, TCP segments and UDP datagrams built byte by byte.
+/// Linux cooked (v1, v2), null/loopback or Apple PKTAP framing (around Ethernet, as a Mac's `tcpdump -i pktap` writes), IPv4 or IPv6, TCP segments and UDP datagrams built byte by byte.
 package struct SyntheticCapture: Sendable {
     /// Link-layer framing; the raw values are the file formats' link types.
     package enum Link: UInt16, Sendable {
@@ -10,6 +10,7 @@ package struct SyntheticCapture: Sendable {
         case raw = 101
         case linuxSLL = 113
         case linuxSLL2 = 276
+        case pktap = 258
     }
 
     /// File format.
@@ -100,8 +101,22 @@ package struct SyntheticCapture: Sendable {
             frame = [0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0] + etherType + packet
         case .linuxSLL2:
             frame = etherType + [0, 0, 0, 0, 0, 1, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0] + packet
+        case .pktap:
+            frame = Self.pktapHeader(innerLinkType: 1) + [2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1] + etherType + packet
         }
         frames.append((time, frame))
+    }
+
+    /// A version-2 PKTAP header (156 bytes, little-endian): its length, record type 1 (a packet), the link type of
+    /// the frame behind it, the interface name `en0`, then process and flow fields left zero but for the
+    /// process name. A reader must skip it by its length field, not by the 108 bytes of version 1.
+    package static func pktapHeader(innerLinkType: UInt32, length: UInt32 = 156, recordType: UInt32 = 1) -> [UInt8] {
+        var header = le32(length) + le32(recordType) + le32(innerLinkType)
+        header += Array("en0".utf8) + [UInt8](repeating: 0, count: 21)
+        header += [UInt8](repeating: 0, count: 20)  // flags, family, header and trailer lengths, process id
+        header += Array("ExampleApp".utf8) + [UInt8](repeating: 0, count: 10)
+        header += [UInt8](repeating: 0, count: max(0, Int(length) - header.count))
+        return header
     }
 
     /// The file's bytes.

@@ -316,6 +316,39 @@ struct RecorderTests {
         }
     }
 
+    /// A Mac's `tcpdump -i rvi0` (an iPhone behind `rvictl`) or `-i pktap` writes Apple's PKTAP framing. The same
+    /// session framed that way (a version-2 header of 156 bytes around Ethernet), read through libpcap in both file
+    /// formats, gives the recording the Ethernet capture gives. Before PKTAP was read, the recorder refused the file
+    /// ("the capture's link type 258 is not one we read").
+    @Test("Apple PKTAP (pcap and pcapng): the same recording as Ethernet; damaged PKTAP headers counted, not fatal")
+    func pktapTrace() throws {
+        let options = RecordingOptions(client: "192.168.1.23", id: "web")
+        let ethernet = try Fixture.record(Self.httpCapture(link: .ethernet), options: options)
+        for format in [SyntheticCapture.Format.pcap, .pcapng] {
+            let pktap = try Fixture.record(Self.httpCapture(link: .pktap), format: format, options: options)
+            #expect(pktap.client == ethernet.client)
+            #expect(pktap.server == ethernet.server)
+            #expect(pktap.report.skippedFrames.isEmpty)
+        }
+        // Headers shorter than version 1, longer than their frame, of another record type, or around a link type
+        // that is not read: each frame is skipped as "not IP" and the rest is recorded.
+        var odd = Self.httpCapture(link: .pktap)
+        let packet: [UInt8] = [0x45, 0, 0, 40] + [UInt8](repeating: 0, count: 36)
+        for header in [
+            SyntheticCapture.pktapHeader(innerLinkType: 12, length: 60),
+            Array(SyntheticCapture.pktapHeader(innerLinkType: 12, length: 100_000).prefix(156)),
+            SyntheticCapture.pktapHeader(innerLinkType: 12, recordType: 0),
+            SyntheticCapture.pktapHeader(innerLinkType: 105),
+            SyntheticCapture.pktapHeader(innerLinkType: 258) + SyntheticCapture.pktapHeader(innerLinkType: 12),
+        ] {
+            odd.raw(at: Fixture.start + 2, header + packet)
+        }
+        odd.raw(at: Fixture.start + 2, [1, 2, 3])
+        let recording = try Fixture.record(odd, options: options)
+        #expect(recording.report.skippedFrames == ["not IPv4 or IPv6": 6])
+        #expect(recording.client == ethernet.client)
+    }
+
     @Test("damaged, foreign and empty inputs give a clear error, never a crash")
     func badInput() throws {
         let directory = TestResources.temporaryDirectory("wehe-record-bad")
