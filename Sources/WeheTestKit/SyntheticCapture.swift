@@ -1,7 +1,8 @@
 import Foundation
 
 /// Writes packet captures for tests of `wehe record`: classic pcap (microseconds) or pcapng, with Ethernet, raw IP,
-/// Linux cooked (v1, v2), null/loopback or Apple PKTAP framing (around Ethernet, as a Mac's `tcpdump -i pktap` writes), IPv4 or IPv6, TCP segments and UDP datagrams built byte by byte.
+/// Linux cooked (v1, v2), null/loopback or Apple PKTAP framing (around Ethernet, as a Mac's `tcpdump -i pktap`
+/// writes), IPv4 or IPv6, TCP segments and UDP datagrams built byte by byte.
 package struct SyntheticCapture: Sendable {
     /// Link-layer framing; the raw values are the file formats' link types.
     package enum Link: UInt16, Sendable {
